@@ -1,0 +1,57 @@
+# Two commands set everything up on a machine with Python 3 and make:
+#   make lab    start JupyterLab on the learner's notebooks
+#   make test   run every test (unit tests, graders, nbval on solutions/ and notebooks/)
+PYTHON ?= python3
+VENV   := .venv
+PY     := $(VENV)/bin/python
+STAMP  := $(VENV)/.installed
+# JupyterLab refuses to run as root unless told; CI and containers run as root.
+ALLOW_ROOT := $(if $(filter 0,$(shell id -u)),--allow-root,)
+PYTEST_NB := --nbval --nbval-current-env --nbval-sanitize-with tests/sanitize.cfg -n 2 --dist loadfile
+
+.PHONY: help lab test unit nbval notebooks solutions bench lock clean
+help:
+	@echo "make lab        start JupyterLab on notebooks/ (sets up .venv the first time)"
+	@echo "make test       run every test: helpers, graders, nbval on solutions/ and notebooks/"
+	@echo "make notebooks  regenerate notebooks/ from solutions/ (FORCE=1 backs up edited ones first)"
+	@echo "make solutions  re-execute solutions/ in place to refresh stored outputs"
+	@echo "make bench      time the reference FFNs against their bare matmuls (ratios, not part of make test)"
+	@echo "make lock       re-resolve requirements.in into the pinned requirements.txt"
+
+$(STAMP): requirements.txt pyproject.toml tools/check_python.py
+	@$(PYTHON) tools/check_python.py
+	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements.txt
+	$(PY) -m pip install --quiet --disable-pip-version-check --no-deps -e .
+	@touch $(STAMP)
+
+lab: $(STAMP)
+	$(VENV)/bin/jupyter lab --ServerApp.ip=127.0.0.1 --ServerApp.root_dir=notebooks \
+		--LabApp.default_url=/lab/tree/01_hand_trace.ipynb $(ALLOW_ROOT)
+
+test: $(STAMP)
+	$(PY) -m pytest $(PYTEST_NB) tests solutions notebooks
+
+unit: $(STAMP)
+	$(PY) -m pytest tests
+
+nbval: $(STAMP)
+	$(PY) -m pytest $(PYTEST_NB) solutions notebooks
+
+notebooks: $(STAMP)
+	$(PY) tools/notebooks.py generate $(if $(FORCE),--force,)
+
+solutions: $(STAMP)
+	$(PY) tools/notebooks.py execute
+
+bench: $(STAMP)
+	$(PY) benchmarks/ffn_bench.py
+
+lock: $(STAMP)
+	$(PYTHON) -m venv --clear build/lock-venv
+	build/lock-venv/bin/pip install --quiet -r requirements.in
+	{ echo "# The pinned set, generated from requirements.in by \`make lock\` (Python 3.11, Linux). Do not edit by hand."; \
+	  build/lock-venv/bin/pip freeze --exclude-editable; } > requirements.txt
+
+clean:
+	rm -rf $(VENV) build site

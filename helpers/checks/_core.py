@@ -1,0 +1,317 @@
+"""The grader protocol that every check in helpers.checks follows.
+
+A check runs the learner's function on named cases, compares each result with a trusted reference and
+prints one line per case. When a case fails it says what was expected, what came back and, where it can,
+which known mistake produced that result: it runs each known wrong implementation (a "mutant") on the same
+cases and names the one whose outputs the learner's function reproduces.
+
+A check never raises. NotImplementedError gives "not implemented yet"; any other exception is reported with
+its type, message and the learner's line; None, a wrong type or length, NaN and inputs changed in place each
+get their own message. A check returns True only when every case passes.
+"""
+from __future__ import annotations
+
+import copy
+import math
+import sysconfig
+import traceback
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+PASS, FAIL = "\u2714", "\u2718"  # check mark, ballot x
+NOT_IMPLEMENTED = "not implemented yet"
+_LIBRARY_DIRS = tuple({str(Path(__file__).resolve().parents[1])} |
+                      {sysconfig.get_paths()[key] for key in ("stdlib", "platstdlib", "purelib", "platlib")})
+
+
+# --------------------------------------------------------------------------------------------------------
+# Calling the learner's code safely
+# --------------------------------------------------------------------------------------------------------
+@dataclass
+class Outcome:
+    """What one call of a function did: the value it returned or the exception it raised."""
+    value: Any = None
+    error: BaseException | None = None
+    where: str = ""                                   # the learner's line that raised, if any
+    mutated: list[str] = field(default_factory=list)  # names of arguments changed in place
+
+    @property
+    def raised(self) -> bool:
+        return self.error is not None
+
+    @property
+    def not_implemented(self) -> bool:
+        return isinstance(self.error, NotImplementedError)
+
+    def describe_error(self) -> str:
+        message = str(self.error)
+        text = f"raised {type(self.error).__name__}" + (f": {message}" if message else "")
+        return text + (f" ({self.where})" if self.where else "")
+
+
+def _is_library(filename: str) -> bool:
+    return filename.startswith("<frozen") or any(filename.startswith(d) for d in _LIBRARY_DIRS)
+
+
+def _learner_line(error: BaseException, fn: Callable) -> str:
+    """Where in the learner's own code the exception came from, e.g. "line 4 of ffn_forward: `y[i] = ...`"."""
+    frames = [f for f in traceback.extract_tb(error.__traceback__) if not _is_library(f.filename)]
+    if not frames:
+        return ""
+    frame = frames[-1]
+    code = getattr(fn, "__code__", None)
+    if code is not None and frame.filename == code.co_filename and frame.lineno >= code.co_firstlineno:
+        place = f"line {frame.lineno - code.co_firstlineno + 1} of {fn.__name__}"
+    else:
+        place = f"in {frame.name}, line {frame.lineno}"
+    return place + (f": `{frame.line.strip()}`" if frame.line else "")
+
+
+def _same(a: Any, b: Any) -> bool:
+    """Exact equality that also works for NumPy arrays and for lists holding them."""
+    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        return (isinstance(a, np.ndarray) and isinstance(b, np.ndarray) and a.shape == b.shape
+                and a.dtype == b.dtype and np.array_equal(a, b, equal_nan=True))
+    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
+        return type(a) is type(b) and len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
+    try:
+        return bool(a == b) or (isinstance(a, float) and isinstance(b, float) and math.isnan(a) and math.isnan(b))
+    except Exception:  # an object whose == itself fails is not the same as anything
+        return False
+
+
+def run(fn: Callable, args: dict[str, Any]) -> Outcome:
+    """Call fn with copies of args (in order) and report what happened. Never raises."""
+    copies = copy.deepcopy(args)
+    try:
+        value = fn(*copies.values())
+    except BaseException as error:  # the learner's code may raise anything, even SystemExit
+        if isinstance(error, KeyboardInterrupt):
+            raise
+        return Outcome(error=error, where=_learner_line(error, fn))
+    mutated = [name for name in args if not _same(args[name], copies[name])]
+    return Outcome(value=value, mutated=mutated)
+
+
+# --------------------------------------------------------------------------------------------------------
+# Formatting and validating what came back
+# --------------------------------------------------------------------------------------------------------
+def fmt(value: Any, digits: int = 4, max_items: int = 8) -> str:
+    """A short, stable rendering of numbers, sequences and arrays for verdict lines."""
+    if isinstance(value, np.ndarray):
+        if value.size > max_items:
+            flat = ", ".join(fmt(v, digits) for v in value.ravel()[:4])
+            return f"array of shape {value.shape} starting [{flat}, ...]"
+        value = value.tolist()
+    if isinstance(value, (bool, np.bool_)):
+        return str(bool(value))
+    if isinstance(value, (int, np.integer)):
+        return str(int(value))
+    if isinstance(value, (float, np.floating)):
+        value = float(value)
+        return "0" if value == 0 else f"{value:.{digits}g}"
+    if isinstance(value, (list, tuple)):
+        items = [fmt(v, digits) for v in value[:max_items]] + (["..."] if len(value) > max_items else [])
+        return "[" + ", ".join(items) + "]"
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _is_number(x: Any) -> bool:
+    return isinstance(x, (int, float, np.integer, np.floating)) and not isinstance(x, (bool, np.bool_))
+
+
+def vector_problem(value: Any, length: int, length_hints: dict[int, str] | None = None) -> str | None:
+    """Why `value` is not a flat sequence of `length` finite numbers, or None when it is.
+
+    Lists, tuples and 1-D NumPy arrays are all fine. length_hints maps a wrong length to what it suggests.
+    """
+    if value is None:
+        return "returned None. Did you forget the `return` statement at the end of your function?"
+    if isinstance(value, (str, bytes)):
+        return f"returned a string ({fmt(value)}); return a list of {length} numbers instead"
+    if _is_number(value):
+        return f"returned a single number ({fmt(value)}); return a list of {length} numbers instead"
+    if isinstance(value, np.ndarray):
+        if value.ndim != 1:
+            return f"returned an array of shape {value.shape}; expected a flat sequence of {length} numbers"
+        value = value.tolist()
+    elif hasattr(value, "__next__"):
+        return "returned a generator or iterator; wrap it in list(...) so it can be read more than once"
+    elif not isinstance(value, (list, tuple)):
+        return f"returned a {type(value).__name__}; return a list (or tuple, or NumPy array) of {length} numbers"
+    if len(value) != length:
+        hint = (length_hints or {}).get(len(value), "")
+        return f"returned {len(value)} numbers; expected {length}" + (f". {hint}" if hint else "")
+    for i, x in enumerate(value):
+        if not _is_number(x):
+            return f"element {i} is {fmt(x)} ({type(x).__name__}), not a number"
+        if not math.isfinite(float(x)):
+            return (f"element {i} is {float(x)}; every output should be a finite number "
+                    "(look for a division by zero or an overflow)")
+    return None
+
+
+def array_problem(value: Any, shape: tuple[int, ...], dtype: Any = None,
+                  shape_hints: dict[tuple[int, ...], str] | None = None) -> str | None:
+    """Why `value` is not a finite NumPy array of `shape` (and `dtype`, if given), or None when it is."""
+    if value is None:
+        return "returned None. Did you forget the `return` statement at the end of your function?"
+    if not isinstance(value, np.ndarray):
+        return f"returned a {type(value).__name__}; expected a NumPy array of shape {shape}"
+    if value.shape != tuple(shape):
+        hint = (shape_hints or {}).get(value.shape, "")
+        return f"returned shape {value.shape}; expected {tuple(shape)}" + (f". {hint}" if hint else "")
+    if dtype is not None and value.dtype != np.dtype(dtype):
+        return (f"returned dtype {value.dtype}; expected {np.dtype(dtype)} "
+                "(an operation with a float64 constant or array can silently upcast)")
+    if not np.issubdtype(value.dtype, np.number):
+        return f"returned an array of {value.dtype}; expected numbers"
+    if not np.all(np.isfinite(value)):
+        return "returned NaN or infinity; look for a division by zero or an overflow"
+    return None
+
+
+def close(a: Any, b: Any, rtol: float = 1e-6, atol: float = 1e-9) -> bool:
+    """Numerical agreement of two numbers, sequences or arrays of the same shape."""
+    try:
+        a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    except (TypeError, ValueError):
+        return False
+    return a.shape == b.shape and bool(np.allclose(a, b, rtol=rtol, atol=atol))
+
+
+# --------------------------------------------------------------------------------------------------------
+# Cases, mistakes and the report
+# --------------------------------------------------------------------------------------------------------
+@dataclass
+class Case:
+    """One named input. `args` are passed to the function positionally, in order; their names appear in
+    messages about inputs changed in place."""
+    name: str
+    args: dict[str, Any]
+
+
+@dataclass
+class Mistake:
+    """A known wrong implementation (a mutant) with the same signature as the learner's function."""
+    name: str   # e.g. "one stride for both matrices"
+    fix: str    # what to change, in a sentence or two
+    fn: Callable
+
+
+class Report:
+    """Prints a check's header, one line per case, and the closing verdict."""
+
+    def __init__(self, title: str, header: str = ""):
+        self.title = title
+        self.header = header  # printed before the first verdict, so a stub prints only "not implemented"
+        self.ok = True
+
+    def line(self, text: str) -> None:
+        if self.header:
+            print(f"{self.title}: {self.header}")
+            self.header = ""
+        print(f"  {text}")
+
+    def passed(self, name: str, detail: str = "") -> None:
+        self.line(f"{PASS} {name}" + (f": {detail}" if detail else ""))
+
+    def failed(self, name: str, message: str) -> None:
+        self.ok = False
+        self.line(f"{FAIL} {name}: {message}")
+
+    def not_implemented(self) -> bool:
+        print(f"{self.title}: {NOT_IMPLEMENTED} (replace the `raise NotImplementedError` line with your code).")
+        return False
+
+    def finish(self, n_cases: int, n_failed: int) -> bool:
+        if n_failed:
+            print(f"{self.title}: {n_failed} of {n_cases} cases failed. Read the first {FAIL} above, fix, "
+                  "and run the check again.")
+        else:
+            print(f"{self.title}: all {n_cases} cases pass. Well done!")
+        return not n_failed
+
+
+def _matches(outcome: Outcome, normalized: Any, other: Outcome, compare: Callable[[Any, Any], bool]) -> bool:
+    if outcome.raised or other.raised:
+        return outcome.raised and other.raised and type(outcome.error) is type(other.error)
+    return normalized is not None and compare(normalized, other.value)
+
+
+def _diagnose(outcomes: list[tuple[Outcome, Any]], cases: Sequence[Case], mistakes: Sequence[Mistake],
+              compare: Callable[[Any, Any], bool], first_failure: int) -> tuple[str, Mistake] | None:
+    """Name the mistake that reproduces the learner's results: on every case if possible, else on the
+    first failing one."""
+    partial = None
+    for mistake in mistakes:
+        results = [run(mistake.fn, case.args) for case in cases]
+        agree = [_matches(o, n, r, compare) for (o, n), r in zip(outcomes, results)]
+        if all(agree):
+            return "Likely mistake", mistake
+        if partial is None and agree[first_failure]:
+            partial = mistake
+    return ("Possibly", partial) if partial else None
+
+
+def check_function(title: str, fn: Any, cases: Sequence[Case], reference: Callable,
+                   validate: Callable[[Any, Case], str | None],
+                   mistakes: Sequence[Mistake] = (),
+                   compare: Callable[[Any, Any], bool] = close,
+                   normalize: Callable[[Any], Any] = lambda v: v,
+                   describe: Callable[[Any], str] = fmt,
+                   fallback_hint: str = "") -> bool:
+    """Run `fn` on every case against `reference`, print the verdicts, and return True only if all pass.
+
+    validate(value, case) returns a message when the value has the wrong kind or shape; normalize turns a
+    valid value into what compare and describe expect (for example a list of floats).
+    """
+    report = Report(title, f"checking {len(cases)} cases")
+    if not callable(fn):
+        print(f"{title}: expected a function but got {fmt(fn)} ({type(fn).__name__}). Pass the function "
+              "itself, without calling it: for example check_x(my_function), not check_x(my_function()).")
+        return False
+    outcomes: list[tuple[Outcome, Any]] = []
+    failures: list[int] = []
+    for index, case in enumerate(cases):
+        outcome = run(fn, case.args)
+        if outcome.not_implemented:
+            return report.not_implemented()
+        expected = reference(*copy.deepcopy(case.args).values())
+        normalized = None
+        if outcome.raised:
+            message = f"your function {outcome.describe_error()}"
+        elif (problem := validate(outcome.value, case)) is not None:
+            message = f"your function {problem}"
+        else:
+            normalized = normalize(outcome.value)
+            if outcome.mutated:
+                names = ", ".join(f"`{n}`" for n in outcome.mutated)
+                message = (f"your function changed its input {names} in place; leave the inputs as they are "
+                           "and build a new list or array for the result")
+            elif compare(normalized, expected):
+                message = None
+            else:
+                message = f"expected {describe(expected)}, got {describe(normalized)}"
+        outcomes.append((outcome, normalized))
+        if message is None:
+            report.passed(case.name)
+        else:
+            failures.append(index)
+            report.failed(case.name, message)
+    if failures and mistakes:
+        found = _diagnose(outcomes, cases, mistakes, compare, failures[0])
+        if found:
+            label, mistake = found
+            report.line(f"{label}: {mistake.name}. {mistake.fix}")
+        elif fallback_hint:
+            report.line(f"Hint: {fallback_hint}")
+    elif failures and fallback_hint:
+        report.line(f"Hint: {fallback_hint}")
+    return report.finish(len(cases), len(failures))

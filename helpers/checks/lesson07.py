@@ -1,0 +1,3 @@
+"""Checks for lesson 07 (not written yet)."""
+
+__all__: list[str] = []

@@ -1,0 +1,127 @@
+"""tools/notebooks.py: stubs from markers, and never overwriting a learner's work silently."""
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tools"))
+import notebooks as nbtool  # noqa: E402
+
+SOLUTION_CELL = '''def double(x):
+    """Twice x."""
+    ### BEGIN SOLUTION
+    y = 2 * x
+    return y
+    ### END SOLUTION'''
+
+
+def test_marked_block_becomes_a_stub_at_its_indentation():
+    assert nbtool.strip_solutions(SOLUTION_CELL) == '''def double(x):
+    """Twice x."""
+    # YOUR CODE HERE
+    raise NotImplementedError("your code here")'''
+
+
+def test_stubbed_function_raises_not_implemented():
+    namespace = {}
+    exec(nbtool.strip_solutions(SOLUTION_CELL), namespace)
+    with pytest.raises(NotImplementedError):
+        namespace["double"](3)
+
+
+def test_text_outside_markers_is_kept_and_two_blocks_both_stubbed():
+    source = SOLUTION_CELL + "\n\n\ndef half(x):\n    ### BEGIN SOLUTION\n    return x / 2\n    ### END SOLUTION\nprint(1)"
+    stubbed = nbtool.strip_solutions(source)
+    assert stubbed.count("raise NotImplementedError") == 2
+    assert "2 * x" not in stubbed and "x / 2" not in stubbed
+    assert stubbed.endswith("print(1)")
+
+
+@pytest.mark.parametrize("source, complaint", [
+    ("### BEGIN SOLUTION\nx = 1\n### END SOLUTION", "inside a function body"),
+    ("def f():\n    ### BEGIN SOLUTION\n    return 1", "never closed"),
+    ("def f():\n    return 1\n    ### END SOLUTION", "without"),
+    ("def f():\n    ### BEGIN SOLUTION\n    ### BEGIN SOLUTION\n    ### END SOLUTION", "inside another"),
+])
+def test_malformed_markers_are_refused(source, complaint):
+    with pytest.raises(nbtool.MarkerError, match=complaint):
+        nbtool.strip_solutions(source)
+
+
+@pytest.fixture
+def course(tmp_path, monkeypatch):
+    """A throwaway solutions/ and notebooks/ pair; execution is skipped to keep the test fast."""
+    for name in ("SOLUTIONS", "NOTEBOOKS", "BACKUPS"):
+        folder = tmp_path / name.lower()
+        folder.mkdir()
+        monkeypatch.setattr(nbtool, name, folder)
+    monkeypatch.setattr(nbtool, "ROOT", tmp_path)
+    monkeypatch.setattr(nbtool, "execute", lambda nb, cwd: None)
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_markdown_cell("# Lesson"), nbformat.v4.new_code_cell(SOLUTION_CELL),
+                nbformat.v4.new_code_cell("check_double(double)")]
+    nbformat.write(nb, tmp_path / "solutions" / "01_x.ipynb")
+    assert nbtool.generate([], force=False) == 0
+    return tmp_path
+
+
+def learner(course):
+    return nbformat.read(course / "notebooks" / "01_x.ipynb", as_version=4)
+
+
+def test_generated_copy_has_the_stub_and_is_not_stale(course):
+    assert "raise NotImplementedError" in learner(course).cells[1].source
+    assert nbtool.stale() == []
+
+
+def test_untouched_notebook_is_regenerated(course, capsys):
+    assert nbtool.generate([], force=False) == 0
+    assert "wrote" in capsys.readouterr().out
+
+
+def test_solution_change_makes_notebooks_stale(course):
+    nb = nbformat.read(course / "solutions" / "01_x.ipynb", as_version=4)
+    nb.cells[0].source = "# Lesson, revised"
+    nbformat.write(nb, course / "solutions" / "01_x.ipynb")
+    assert nbtool.stale() == ["notebooks/01_x.ipynb differs from what solutions/01_x.ipynb generates"]
+
+
+def edit_exercise(course):
+    nb = learner(course)
+    nb.cells[1].source = "def double(x):\n    return x + x"
+    nbformat.write(nb, course / "notebooks" / "01_x.ipynb")
+
+
+def test_edited_exercise_is_refused_and_named(course, capsys):
+    edit_exercise(course)
+    assert nbtool.generate([], force=False) == 1
+    out = capsys.readouterr().out
+    assert "REFUSED  notebooks/01_x.ipynb" in out and "cell 2 (an exercise) was edited" in out
+    assert "return x + x" in learner(course).cells[1].source  # the learner's work is still there
+
+
+def test_added_cell_is_refused(course, capsys):
+    nb = learner(course)
+    nb.cells.append(nbformat.v4.new_markdown_cell("my notes"))
+    nbformat.write(nb, course / "notebooks" / "01_x.ipynb")
+    assert nbtool.generate([], force=False) == 1
+    assert "cell 4 was added" in capsys.readouterr().out
+
+
+def test_force_backs_up_then_regenerates(course, capsys):
+    edit_exercise(course)
+    assert nbtool.generate([], force=True) == 0
+    out = capsys.readouterr().out
+    backups = list((course / "backups").glob("01_x.*.ipynb"))
+    assert len(backups) == 1 and "BACKED UP notebooks/01_x.ipynb" in out
+    assert "return x + x" in nbformat.read(backups[0], as_version=4).cells[1].source
+    assert "raise NotImplementedError" in learner(course).cells[1].source
+
+
+def test_notebook_without_hashes_is_treated_as_a_learners(course, capsys):
+    nb = learner(course)
+    del nb.metadata[nbtool.META_KEY]
+    nbformat.write(nb, course / "notebooks" / "01_x.ipynb")
+    assert nbtool.generate([], force=False) == 1
+    assert "not written by this script" in capsys.readouterr().out

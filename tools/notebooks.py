@@ -1,0 +1,211 @@
+"""Write the learner's notebooks/ from solutions/, the single source.
+
+    python tools/notebooks.py generate [--force] [NAME ...]  write notebooks/NAME from solutions/NAME, executed
+    python tools/notebooks.py execute [NAME ...]             re-execute solutions/NAME in place (stored outputs)
+    python tools/notebooks.py check                          exit 1 when notebooks/ is stale
+
+In a solution notebook, exercise code sits between `### BEGIN SOLUTION` and `### END SOLUTION` inside a
+function body. The learner's copy replaces each such block with a stub that raises NotImplementedError, so
+"Run All" still reaches the last cell (every check catches it and says "not implemented yet").
+
+Every learner copy records a hash of each cell's source in its metadata. `generate` compares a notebook
+already in notebooks/ against those hashes before overwriting it: if a learner edited, added or deleted a
+cell, it refuses and names the cells; with --force it first copies the learner's file to backups/.
+"""
+from __future__ import annotations
+
+import argparse
+import hashlib
+import shutil
+import sys
+import time
+from pathlib import Path
+
+import nbformat
+from nbclient import NotebookClient
+
+ROOT = Path(__file__).resolve().parent.parent
+SOLUTIONS = ROOT / "solutions"
+NOTEBOOKS = ROOT / "notebooks"
+BACKUPS = ROOT / "backups"
+
+BEGIN = "### BEGIN SOLUTION"
+END = "### END SOLUTION"
+STUB = ["# YOUR CODE HERE", 'raise NotImplementedError("your code here")']
+META_KEY = "ffn_course"
+EXECUTE_TIMEOUT = 300  # seconds per cell; every notebook is meant to run in a few seconds
+
+
+class MarkerError(ValueError):
+    """A solution cell whose markers cannot be turned into a stub."""
+
+
+def strip_solutions(source: str, where: str = "cell") -> str:
+    """Replace each marked block in `source` with the stub, at the block's indentation."""
+    out, inside, indent = [], False, ""
+    for number, line in enumerate(source.split("\n"), start=1):
+        stripped = line.strip()
+        if stripped == BEGIN:
+            if inside:
+                raise MarkerError(f"{where}, line {number}: {BEGIN} inside another block")
+            indent = line[: len(line) - len(line.lstrip())]
+            if not indent:
+                raise MarkerError(f"{where}, line {number}: a solution block must sit inside a function body, "
+                                  "or the learner's stub would stop 'Run All' at this cell")
+            out.extend(indent + stub for stub in STUB)
+            inside = True
+        elif stripped == END:
+            if not inside:
+                raise MarkerError(f"{where}, line {number}: {END} without {BEGIN}")
+            inside = False
+        elif not inside:
+            out.append(line)
+    if inside:
+        raise MarkerError(f"{where}: {BEGIN} is never closed")
+    return "\n".join(out)
+
+
+def sha(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def is_exercise(cell) -> bool:
+    return cell.cell_type == "code" and BEGIN in cell.source
+
+
+def learner_version(solution: nbformat.NotebookNode, name: str) -> nbformat.NotebookNode:
+    """The learner's copy of a solution notebook: stubs for solutions, no outputs, cell hashes recorded."""
+    nb = nbformat.from_dict(solution)  # a deep copy
+    hashes, exercises = {}, []
+    for index, cell in enumerate(nb.cells):
+        if cell.cell_type == "code":
+            if is_exercise(cell):
+                exercises.append(cell.id)
+            cell.source = strip_solutions(cell.source, f"solutions/{name} cell {index + 1}")
+            cell.outputs = []
+            cell.execution_count = None
+        hashes[cell.id] = sha(cell.source)
+    nb.metadata[META_KEY] = {"generated_from": f"solutions/{name}", "cell_sha": hashes,
+                             "exercise_cells": exercises}
+    return nb
+
+
+def learner_changes(existing: nbformat.NotebookNode) -> list[str]:
+    """What a learner changed in a generated notebook since it was written (empty when untouched)."""
+    meta = existing.metadata.get(META_KEY, {})
+    recorded, exercises = meta.get("cell_sha"), set(meta.get("exercise_cells", []))
+    if recorded is None:
+        return ["it was not written by this script (no cell hashes in its metadata)"]
+    changes, seen = [], set()
+    for index, cell in enumerate(existing.cells):
+        seen.add(cell.get("id"))
+        label = f"cell {index + 1}" + (" (an exercise)" if cell.get("id") in exercises else "")
+        if cell.get("id") not in recorded:
+            changes.append(f"{label} was added")
+        elif sha(cell.source) != recorded[cell.id]:
+            changes.append(f"{label} was edited")
+    missing = len(set(recorded) - seen)
+    if missing:
+        changes.append(f"{missing} cell(s) were deleted")
+    return changes
+
+
+def execute(nb: nbformat.NotebookNode, cwd: Path) -> None:
+    """Run every cell in a fresh kernel of this environment, storing the outputs in `nb`."""
+    client = NotebookClient(nb, timeout=EXECUTE_TIMEOUT, kernel_name="python3", record_timing=False,
+                            resources={"metadata": {"path": str(cwd)}})
+    client.execute()
+
+
+def same_sources(a: nbformat.NotebookNode, b: nbformat.NotebookNode) -> bool:
+    """True when two notebooks have the same cells (type, id, source, tags) and course metadata."""
+    def shape(nb):
+        return ([(c.cell_type, c.get("id"), c.source, tuple(c.metadata.get("tags", []))) for c in nb.cells],
+                nb.metadata.get(META_KEY))
+    return shape(a) == shape(b)
+
+
+def solution_names(names: list[str]) -> list[str]:
+    available = sorted(p.name for p in SOLUTIONS.glob("*.ipynb"))
+    if not names:
+        return available
+    wanted = [n if n.endswith(".ipynb") else n + ".ipynb" for n in names]
+    unknown = [n for n in wanted if n not in available]
+    if unknown:
+        sys.exit(f"No such solution notebook: {', '.join(unknown)} (have: {', '.join(available)})")
+    return wanted
+
+
+def generate(names: list[str], force: bool) -> int:
+    refused = []
+    for name in solution_names(names):
+        learner = learner_version(nbformat.read(SOLUTIONS / name, as_version=4), name)
+        target = NOTEBOOKS / name
+        if target.exists():
+            changes = learner_changes(nbformat.read(target, as_version=4))
+            if changes and not force:
+                refused.append(name)
+                print(f"REFUSED  notebooks/{name}: a learner changed it ({'; '.join(changes)}).")
+                continue
+            if changes:
+                BACKUPS.mkdir(exist_ok=True)
+                backup = BACKUPS / f"{target.stem}.{time.strftime('%Y%m%d-%H%M%S')}.ipynb"
+                shutil.copy2(target, backup)
+                print(f"BACKED UP notebooks/{name} -> {backup.relative_to(ROOT)} ({'; '.join(changes)}).")
+        execute(learner, NOTEBOOKS)
+        nbformat.write(learner, target)
+        print(f"wrote    notebooks/{name}")
+    if refused:
+        print("Nothing was overwritten for the notebook(s) above. Save your work elsewhere, or run "
+              "`make notebooks FORCE=1` to back them up to backups/ and regenerate.")
+        return 1
+    return 0
+
+
+def execute_solutions(names: list[str]) -> int:
+    for name in solution_names(names):
+        nb = nbformat.read(SOLUTIONS / name, as_version=4)
+        execute(nb, SOLUTIONS)
+        nbformat.write(nb, SOLUTIONS / name)
+        print(f"executed solutions/{name}")
+    return 0
+
+
+def stale() -> list[str]:
+    """Names of learner notebooks that are missing, extra, or differ from what generate would write."""
+    problems = []
+    solutions = sorted(p.name for p in SOLUTIONS.glob("*.ipynb"))
+    learners = sorted(p.name for p in NOTEBOOKS.glob("*.ipynb"))
+    problems += [f"notebooks/{n} is missing" for n in solutions if n not in learners]
+    problems += [f"notebooks/{n} has no solutions/{n}" for n in learners if n not in solutions]
+    for name in sorted(set(solutions) & set(learners)):
+        expected = learner_version(nbformat.read(SOLUTIONS / name, as_version=4), name)
+        if not same_sources(expected, nbformat.read(NOTEBOOKS / name, as_version=4)):
+            problems.append(f"notebooks/{name} differs from what solutions/{name} generates")
+    return problems
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = parser.add_subparsers(dest="command", required=True)
+    gen = sub.add_parser("generate", help="write notebooks/ from solutions/ (executed)")
+    gen.add_argument("--force", action="store_true", help="back up learner-edited notebooks, then overwrite")
+    gen.add_argument("names", nargs="*")
+    exe = sub.add_parser("execute", help="re-execute solutions/ in place")
+    exe.add_argument("names", nargs="*")
+    sub.add_parser("check", help="exit 1 when notebooks/ is stale")
+    args = parser.parse_args(argv)
+    if args.command == "generate":
+        return generate(args.names, args.force)
+    if args.command == "execute":
+        return execute_solutions(args.names)
+    problems = stale()
+    for problem in problems:
+        print(problem)
+    if problems:
+        print("Run `make notebooks` to regenerate.")
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

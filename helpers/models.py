@@ -1,0 +1,35 @@
+"""The published sizes of the models the course counts, every dimension in one commented place."""
+
+VASWANI_BASE = {
+    "d": 512,          # d_model of the original Transformer, base size (Vaswani et al. 2017)
+    "d_ff": 2048,      # FFN hidden width, 4 * d
+    "n_layers": 6,     # encoder layers (and as many decoder layers)
+    "activation": "ReLU",
+}
+GPT2_SMALL = {
+    "d": 768,          # d_model of GPT-2 small (124M parameters)
+    "d_ff": 3072,      # 4 * d
+    "n_layers": 12,
+    "context": 1024,   # maximum sequence length T
+    "activation": "GELU (tanh approximation)",
+}
+GPT3 = {
+    "d": 12288,        # d_model of GPT-3 175B
+    "d_ff": 49152,     # 4 * d
+    "n_layers": 96,
+    "activation": "GELU",
+}
+LLAMA_7B = {
+    "d": 4096,         # d_model of Llama 7B
+    "d_ff": 11008,     # SwiGLU hidden width: 8/3 * d rounded up to a multiple of 256
+    "n_layers": 32,
+    "activation": "SwiGLU",
+}
+MIXTRAL_8X7B = {
+    "d": 4096,         # d_model of Mixtral 8x7B
+    "d_ff": 14336,     # SwiGLU hidden width of each expert
+    "n_experts": 8,    # expert FFNs per layer
+    "top_k": 2,        # experts each token is routed to
+    "n_layers": 32,
+    "activation": "SwiGLU",
+}

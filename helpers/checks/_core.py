@@ -239,6 +239,23 @@ class Report:
         return not n_failed
 
 
+def answer_of(report: Report, fn: Any) -> tuple[bool, Any]:
+    """For exercises whose function takes no arguments and returns an answer: (True, answer), or
+    (False, None) after printing why there is no answer (not a function, a stub, an exception)."""
+    if not callable(fn):
+        print(f"{report.title}: expected a function but got {type(fn).__name__}. Pass {report.title} itself, "
+              f"without calling it: check_{report.title}({report.title}).")
+        return False, None
+    outcome = run(fn, {})
+    if outcome.not_implemented:
+        report.not_implemented()
+        return False, None
+    if outcome.raised:
+        print(f"{report.title}: your function {outcome.describe_error()}")
+        return False, None
+    return True, outcome.value
+
+
 def _matches(outcome: Outcome, normalized: Any, other: Outcome, compare: Callable[[Any, Any], bool]) -> bool:
     if outcome.raised or other.raised:
         return outcome.raised and other.raised and type(outcome.error) is type(other.error)

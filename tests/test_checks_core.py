@@ -71,9 +71,9 @@ def test_exception_reports_type_message_and_learner_line(capsys):
     (lambda x: 3.0, "returned a single number"),
     (lambda x: (2 * v for v in x), "returned a generator"),
     (lambda x: {1: 2}, "returned a dict"),
-    (lambda x: [2 * v for v in x][:1], "returned 1 numbers; expected 2"),
+    (lambda x: [2 * v for v in x][:1], "returned 1 number; expected 2"),
     (lambda x: [[2 * v] for v in x], "element 0 is [2]"),
-    (lambda x: [float("nan")] * len(x), "element 0 is nan"),
+    (lambda x: [float("nan")] * len(x), "whose element 0 is nan"),
     (lambda x: np.array([[2.0] * len(x)]), "returned an array of shape (1, 2)"),
 ])
 def test_bad_returns_get_their_own_message(fn, message, capsys):
@@ -122,3 +122,16 @@ def test_fmt_is_short_and_stable():
     assert fmt(np.float32(1 / 3)) == "0.3333"
     assert fmt(np.arange(20.0)).startswith("array of shape (20,) starting [0, 1, 2, 3")
     assert close([1.0, 2.0], (1.0, 2.0 + 1e-12)) and not close([1.0], [1.0, 2.0]) and not close("a", [1.0])
+
+
+def test_no_possibly_from_a_mistake_that_gets_the_failing_case_right(capsys):
+    # Correct values, but the input is changed in place: the "sign flipped" mutant is wrong on every case and
+    # must not be offered; "squared" gets case "small"'s second entry wrong too. Nothing should be guessed.
+    def in_place(x):
+        x.append(0.0)
+        return [2 * v for v in x[:-1]]
+    ok = check_function("double", in_place, CASES, reference,
+                        lambda v, c: vector_problem(v, len(c.args["x"])), MISTAKES, fallback_hint="think")
+    out = capsys.readouterr().out
+    assert ok is False and "in place" in out and "Possibly" not in out and "Likely" not in out
+    assert "Hint" not in out  # a hint about the computation does not help with a changed input

@@ -163,8 +163,8 @@ FFN_MISTAKES = [
             _strided(lambda i, j, D, H: i * D + j, lambda k, i, D, H: k * D + i)),
     Mistake("one stride, H, used for both matrices", _STRIDE_FIX + " You used H for W1 as well.",
             _strided(lambda i, j, D, H: i * H + j, lambda k, i, D, H: k * H + i)),
-    Mistake("the two strides swapped (each matrix's row taken to be as long as its number of rows)",
-            _STRIDE_FIX + " You used H for W1 and D for W2.",
+    Mistake("the two strides swapped: H for W1 and D for W2",
+            _STRIDE_FIX + " You used each matrix's number of rows as its stride.",
             _strided(lambda i, j, D, H: i * H + j, lambda k, i, D, H: k * D + i)),
     Mistake("W1 read transposed",
             "W1 is H x D: unit i's weights are W1[i*D : (i+1)*D], so z[i] = sum over j of W1[i*D + j] * x[j]. "

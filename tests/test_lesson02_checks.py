@@ -91,6 +91,15 @@ def test_ffn_forward_takes_another_activation():
     assert got == [0.0, math.tanh(2.0)]
 
 
+def test_the_figures_have_titles_and_labelled_axes():
+    import matplotlib.pyplot as plt
+    from helpers.plot_flat import draw_row_major, draw_update_histograms
+    for ax in (draw_row_major(3, 4),
+               draw_update_histograms({"correct": [-1.0, 2.0], "clamped": [0.0, 2.0]}, title="updates")):
+        assert ax.get_title() and ax.get_xlabel() and ax.get_ylabel()
+    plt.close("all")
+
+
 # ---- the cases themselves ------------------------------------------------------------------------------
 def signature(fn, case):
     """What a function does on a case: ("raises", type) or ("returns", values)."""

@@ -1,8 +1,9 @@
 """Pure-Python matrices stored as flat row-major lists, and the FFN forward pass built from them.
 
-Column-vector convention (W @ x), as in the first seed text: a matrix with n_rows rows and n_cols columns is
-one flat list of n_rows * n_cols numbers, row after row. Row i starts at i * n_cols, and element (i, j) sits at
-i * n_cols + j. For the FFN, W1 is H x D (row i holds hidden unit i's D weights) and W2 is D x H.
+Column-vector convention (W @ x), as in lesson 02 and PyTorch's nn.Linear: a matrix with n_rows rows and
+n_cols columns is one flat list of n_rows * n_cols numbers, row after row. Row i starts at i * n_cols, and
+element (i, j) sits at i * n_cols + j. For the FFN, W1 is H x D (row i holds hidden unit i's D weights) and
+W2 is D x H.
 
 helpers.ffn uses the other convention (x @ W, W1 of shape (D, H)). To run the same network both ways, pass
 `flatten(W1.T)` and `flatten(W2.T)` of helpers.ffn's NumPy weights to ffn_forward here.
@@ -46,7 +47,7 @@ def matvec(M: Vector, v: Vector) -> list[float]:
 
 
 def vecmat(v: Vector, M: Vector) -> list[float]:
-    """v @ M for a flat row-major M with len(v) rows: output[j] = sum_i v[i] * M[i, j] (the x @ W convention)."""
+    """v @ M for a flat row-major M with len(v) rows: output[j] = sum_i v[i] * M[i, j] (x @ W convention)."""
     n_rows = len(v)
     n_cols = _n_rows(M, n_rows)  # M has len(M) / n_rows columns
     return [sum(v[i] * M[i * n_cols + j] for i in range(n_rows)) for j in range(n_cols)]
@@ -81,6 +82,6 @@ def ffn_forward(x: Vector, W1: Vector, b1: Vector, W2: Vector, b2: Vector,
     if len(W1) != H * D or len(W2) != D * H or len(b2) != D:
         raise ValueError(f"with D = {D} and H = {H}, W1 and W2 need {H * D} numbers each and b2 needs {D}; "
                          f"got {len(W1)}, {len(W2)} and {len(b2)}")
-    z = add(matvec(W1, x), b1)   # (H,)  pre-activation
-    h = activation(z)            # (H,)  hidden
-    return add(matvec(W2, h), b2)  # (D,)  output, signed
+    z = add(matvec(W1, x), b1)      # (H,)  pre-activation
+    h = activation(z)               # (H,)  hidden
+    return add(matvec(W2, h), b2)   # (D,)  output, signed

@@ -31,7 +31,8 @@ def draw_row_major(n_rows: int, n_cols: int, ax=None):
             k = i * n_cols + j
             _cell(ax, k, 0.0, f"({i}, {j})", colour, "white")
             ax.text(k + 0.47, -0.35, str(k), ha="center", va="center", fontsize=9)
-        ax.annotate("", xy=(i * n_cols + 0.47, 0.95), xytext=(grid_left - 0.05, grid_bottom + n_rows - 0.55 - i),
+        row_centre = grid_bottom + n_rows - 0.55 - i
+        ax.annotate("", xy=(i * n_cols + 0.47, 0.95), xytext=(grid_left - 0.05, row_centre),
                     arrowprops={"arrowstyle": "->", "color": colour, "lw": 1.4,
                                 "connectionstyle": "arc3,rad=0.15"})
         ax.text(i * n_cols + 0.05, -0.75, f"row {i} starts at {i}·{n_cols} = {i * n_cols}", fontsize=9,

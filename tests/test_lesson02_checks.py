@@ -383,7 +383,8 @@ def test_ffn_forward_names_the_mistake(fn, named, capsys):
 def test_a_wrong_stride_that_crashes_shows_the_learners_line(capsys):
     assert check_ffn_forward(one_stride_d) is False
     out = capsys.readouterr().out
-    assert "raised IndexError: list index out of range (line 5 of one_stride_d: `return [sum(W2[k * D + i]" in out
+    assert ("raised IndexError: list index out of range (line 5 of one_stride_d: "
+            "`return [sum(W2[k * D + i]") in out
     assert out.count("\u2714") == 2  # both square cases pass: the trap
 
 

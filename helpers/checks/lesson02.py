@@ -134,9 +134,9 @@ FFN_CASES = [
               [-0.7, -0.8, 0.4],
               [-0.1, 0.2, 0.8, 1.2, 1.0, -0.5, -0.5, -0.2, 1.0], [0.8, 1.0, 0.1],
               [1.4, -0.2, -0.8, 0.7, 1.4, 0.2, -0.6, -0.2, -1.4], [0.4, 1.0, -0.3]),
-    # The seed's 2 x 2 trace: symmetric W1, W2 = I, zero biases, output [0, 2] >= 0. Transposed reads, a
-    # wrong stride, a clamped output and missing biases all give the right answer here.
-    _ffn_case("square D = H = 2, the seed's trace x = [1, -1]",
+    # Lesson 01's 2 x 2 trace: symmetric W1, W2 = I, zero biases, output [0, 2] >= 0. Every mistake below
+    # gives the right answer here (the notebook shows it), so it comes last.
+    _ffn_case("square D = H = 2, lesson 01's trace x = [1, -1]",
               [1.0, -1.0], [1.0, 1.0, 1.0, -1.0], [0.0, 0.0], [1.0, 0.0, 0.0, 1.0], [0.0, 0.0]),
 ]
 

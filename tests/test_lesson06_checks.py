@@ -384,10 +384,11 @@ def store_bias_unscaled(W1, b1, W2, key, value):
 
 @pytest.mark.parametrize("fn, diagnosis, symptom", [
     (store_swapped, "key and value swapped", "for the new key"),
-    (store_no_threshold, "no threshold: the new unit's bias is 0", "old key 0 now returns"),
+    (store_no_threshold, "no threshold: the new unit's bias is 0",
+     "the new unit fires for old key 0 too (a = 0.276), so its threshold is too low"),
     (store_scaled_no_threshold, "the key scaled by 1 / (1 - THETA) but no threshold", "for the new key"),
     (store_wrong_sign, "the threshold with the wrong sign", "for the new key"),
-    (store_unscaled, "the key not scaled by 1 / (1 - THETA)", "for the new key"),
+    (store_unscaled, "the key not scaled by 1 / (1 - THETA)", "(0.5 times the value: the new unit's activation"),
     (store_bias_unscaled, "the bias not scaled", "for the new key"),
 ])
 def test_each_wrong_store_fact_gets_its_own_diagnosis(fn, diagnosis, symptom, capsys):
@@ -419,6 +420,15 @@ def test_store_fact_shape_messages(capsys):
         return np.column_stack([W1, key * S]), np.append(b1, -THETA * S), np.column_stack([W2, value[:len(W2)]])
     ok, out = verdict(check_store_fact, value_as_a_column, capsys)
     assert not ok and "The value went in as a column" in out
+
+
+def test_store_fact_names_an_old_unit_overwritten(capsys):
+    def off_by_one(W1, b1, W2, key, value):
+        W2_new = np.vstack([W2, value])
+        W2_new[len(W2) - 1] = value                 # meant the new row, wrote over the last old one
+        return np.column_stack([W1, key * S]), np.append(b1, -THETA * S), W2_new
+    ok, out = verdict(check_store_fact, off_by_one, capsys)
+    assert not ok and "some of the old units were changed" in out
 
 
 def test_store_fact_stub_exception_none_and_mutation(capsys):

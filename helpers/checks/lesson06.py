@@ -11,7 +11,6 @@ from helpers.checks._core import (Case, Mistake, Outcome, Report, check_function
 from helpers.ffn import relu
 from helpers.kv_memory import THETA, build_memory
 from helpers.kv_memory import ffn_as_sum as _reference_sum
-from helpers.kv_memory import store_fact as _reference_store
 from helpers.kv_memory import top_units as _reference_top
 
 __all__ = ["check_ffn_as_sum", "check_top_units", "check_store_fact"]
@@ -93,7 +92,8 @@ def check_ffn_as_sum(fn) -> bool:
     return check_function(
         "ffn_as_sum", fn, _sum_cases(), _reference_sum, validate, _SUM_MISTAKES,
         normalize=lambda v: [float(e) for e in (v.tolist() if isinstance(v, np.ndarray) else v)],
-        fallback_hint="start from y = b2; for each unit k, a_k = relu(x @ W1[:, k] + b1[k]), then y += a_k * W2[k].")
+        fallback_hint="start from y = b2; for each unit k, a_k = relu(x @ W1[:, k] + b1[k]), "
+                      "then y += a_k * W2[k].")
 
 
 # --------------------------------------------------------------------------------------------------------
@@ -337,7 +337,7 @@ def check_store_fact(fn) -> bool:
                        "np.append, np.vstack) and leave the old memory as it was")
         else:
             recalled = _recall(outcome.value, queries)
-            message = _recall_problem(recalled, answers, n)
+            message = _recall_problem(outcome.value, case.args, queries, recalled, answers)
         results.append((outcome, recalled))
         if message is None:
             report.passed(case.name)
@@ -355,16 +355,40 @@ def check_store_fact(fn) -> bool:
     return report.finish(len(cases), len(failures))
 
 
-def _recall_problem(recalled, answers, n):
+def _new_unit(weights, args):
+    """The index of the added unit when the old units are kept as they were (appended last or inserted
+    first), else None."""
+    W1, b1, W2 = (np.asarray(v, dtype=float) for v in weights)
+    n = len(args["b1"])
+    for new, old in ((n, slice(0, n)), (0, slice(1, n + 1))):
+        if (np.array_equal(W1[:, old], args["W1"]) and np.array_equal(b1[old], args["b1"])
+                and np.array_equal(W2[old], args["W2"])):
+            return new
+    return None
+
+
+def _recall_problem(weights, args, queries, recalled, answers):
     """What is wrong with the new memory's outputs (rows: old keys, then the new key), or None."""
-    if not close(recalled[n], answers[n], rtol=1e-6, atol=1e-6):
-        silent = not np.any(np.abs(recalled[n]) > 1e-12)
-        return (f"for the new key the memory returns {fmt(recalled[n], 3)}, expected the value "
-                f"{fmt(answers[n], 3)}" + (" (no unit fires for it)" if silent else ""))
+    n = len(args["b1"])
+    got, want = recalled[n], answers[n]
+    if not close(got, want, rtol=1e-6, atol=1e-6):
+        message = f"for the new key the memory returns {fmt(got, 3)}, expected the value {fmt(want, 3)}"
+        scale = float(got @ want)                           # the value has length 1
+        if not np.any(np.abs(got) > 1e-12):
+            return message + " (no unit fires for it)"
+        if close(got, scale * want, rtol=1e-6, atol=1e-6):
+            return message + f" ({scale:.3g} times the value: the new unit's activation on its key should be 1)"
+        return message
     for j in range(n):
-        if not close(recalled[j], answers[j], rtol=1e-6, atol=1e-6):
-            return (f"the new fact is recalled, but old key {j} now returns {fmt(recalled[j], 3)} instead of its "
-                    f"value {fmt(answers[j], 3)}: the new unit fires for it too, or an old unit changed")
+        if close(recalled[j], answers[j], rtol=1e-6, atol=1e-6):
+            continue
+        message = f"the new fact is recalled, but old key {j} now returns {fmt(recalled[j], 3)}, not its value"
+        k = _new_unit(weights, args)
+        if k is None:
+            return message + "; some of the old units were changed: keep them exactly as they were"
+        W1, b1, _ = (np.asarray(v, dtype=float) for v in weights)
+        a = float(relu(queries[j] @ W1[:, k] + b1[k]))
+        return message + f": the new unit fires for old key {j} too (a = {a:.3g}), so its threshold is too low"
     return None
 
 

@@ -13,7 +13,7 @@ import numpy as np
 from helpers.ffn import softmax, swiglu_ffn
 
 
-@dataclass
+@dataclass(eq=False)
 class SwiGLUExpert:
     """One expert: a SwiGLU FFN (Mixtral's) with its own three matrices, callable on (m, d) rows."""
     W_gate: np.ndarray  # (d, d_ff)
@@ -22,6 +22,14 @@ class SwiGLUExpert:
 
     def __call__(self, x: np.ndarray) -> np.ndarray:
         return swiglu_ffn(x, self.W_gate, self.W_up, self.W_down)
+
+    def __eq__(self, other) -> bool:
+        """Equal weights, value by value (so a copy equals the original, and a changed weight shows)."""
+        return isinstance(other, SwiGLUExpert) and all(
+            np.array_equal(a, b) for a, b in ((self.W_gate, other.W_gate), (self.W_up, other.W_up),
+                                              (self.W_down, other.W_down)))
+
+    __hash__ = None  # mutable arrays inside: not hashable
 
     @property
     def n_params(self) -> int:

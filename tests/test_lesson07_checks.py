@@ -146,7 +146,7 @@ def test_route_exp_without_dividing_overflows_and_is_named(capsys):
             return experts, np.exp(np.take_along_axis(logits, experts, 1))
     result, out = grade(check_route, exp_only, capsys)
     assert result is False
-    assert "Possibly: weights are exp(logit), never divided by their sum" in out
+    assert "Likely mistake: weights are exp(logit), never divided by their sum" in out
     assert "NaN or infinity in `weights`" in out
 
 

@@ -156,3 +156,35 @@ def test_functions_and_objects_passed_as_inputs_are_not_reported_as_changed():
     args = {"expert": Expert(np.ones((2, 2))), "act": partial(np.maximum, 0)}
     assert run(lambda expert, act: act(expert.W).sum(), args).mutated == []
     assert run(lambda expert, act: expert.W.fill(3.0), args).mutated == ["expert"]
+
+
+def test_an_unrelated_exception_of_the_same_type_is_not_blamed_on_a_mistake(capsys):
+    raises = Mistake("index past the end", "Stop at len(x).", lambda x: [x[i + 1] for i in range(len(x))])
+    ok = check_function("double", lambda x: (_ for _ in ()).throw(IndexError("my own message")), CASES,
+                        reference, lambda v, c: vector_problem(v, len(c.args["x"])), [raises])
+    out = capsys.readouterr().out
+    assert ok is False and "raised IndexError: my own message" in out and "index past the end" not in out
+
+
+def test_the_same_failure_with_other_sizes_is_matched(capsys):
+    raises = Mistake("index past the end", "Stop at len(x).", lambda x: [x[i + 1] for i in range(len(x))])
+    ok = check_function("double", lambda x: [2 * x[i + 1] for i in range(len(x))], CASES, reference,
+                        lambda v, c: vector_problem(v, len(c.args["x"])), [raises])
+    assert ok is False and "Likely mistake: index past the end" in capsys.readouterr().out
+
+
+def test_a_stub_called_from_a_finished_function_names_the_stub(capsys):
+    def helper(v):
+        raise NotImplementedError("your code here")
+
+    def double(x):
+        return [2 * helper(v) for v in x]
+    ok, out = grade(double, capsys)
+    assert ok is False and "not implemented yet" not in out
+    assert "raised NotImplementedError: your code here (line 2 of helper" in out
+
+
+def test_objects_are_described_by_kind_never_by_address():
+    assert fmt(v for v in []) == "a generator" and "0x" not in fmt(object())
+    from helpers.checks._core import a_kind, plural
+    assert a_kind(3) == "an int" and a_kind({}) == "a dict" and plural(1, "number") == "1 number"

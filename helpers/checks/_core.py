@@ -12,7 +12,9 @@ get their own message. A check returns True only when every case passes.
 from __future__ import annotations
 
 import copy
+import linecache
 import math
+import re
 import sysconfig
 import traceback
 from dataclasses import dataclass, field
@@ -37,6 +39,7 @@ class Outcome:
     error: BaseException | None = None
     where: str = ""                                   # the learner's line that raised, if any
     mutated: list[str] = field(default_factory=list)  # names of arguments changed in place
+    learner_frames: int = 0                           # frames of the learner's code the exception went through
 
     @property
     def raised(self) -> bool:
@@ -44,7 +47,17 @@ class Outcome:
 
     @property
     def not_implemented(self) -> bool:
-        return isinstance(self.error, NotImplementedError)
+        """The checked function is itself still a stub. A NotImplementedError from another unfinished function
+        that it calls (two or more of the learner's frames) is reported as an ordinary exception instead,
+        with that function's line, so the learner sees which one is not written yet."""
+        return isinstance(self.error, NotImplementedError) and self.learner_frames <= 1
+
+    def same_error(self, other: "Outcome") -> bool:
+        """Both raised the same exception type with the same message up to its numbers: the same kind of
+        failure (a matmul whose inner sizes differ), not merely any ValueError."""
+        def gist(error):  # the message without its numbers and parenthesised shapes
+            return type(error), re.sub(r"\d+", "#", re.sub(r"\([^()]*\)", "()", str(error)))
+        return self.raised and other.raised and gist(self.error) == gist(other.error)
 
     def describe_error(self) -> str:
         message = str(self.error)
@@ -57,18 +70,27 @@ def is_library_file(filename: str) -> bool:
     return filename.startswith("<frozen") or any(filename.startswith(d) for d in _LIBRARY_DIRS)
 
 
-def _learner_line(error: BaseException, fn: Callable) -> str:
-    """Where in the learner's own code the exception came from, e.g. "line 4 of ffn_forward: `y[i] = ...`"."""
-    frames = [f for f in traceback.extract_tb(error.__traceback__) if not is_library_file(f.filename)]
+def _learner_frames(error: BaseException) -> list[tuple[Any, int]]:
+    """(code, line number) of each frame of the learner's own code that the exception passed through."""
+    return [(frame.f_code, lineno) for frame, lineno in traceback.walk_tb(error.__traceback__)
+            if not is_library_file(frame.f_code.co_filename)]
+
+
+def _learner_line(error: BaseException) -> str:
+    """Where in the learner's own code the exception came from, e.g. "line 4 of ffn_forward: `y[i] = ...`",
+    counting lines from the function's `def` (in a notebook that is what the learner sees)."""
+    frames = _learner_frames(error)
     if not frames:
         return ""
-    frame = frames[-1]
-    code = getattr(fn, "__code__", None)
-    if code is not None and frame.filename == code.co_filename and frame.lineno >= code.co_firstlineno:
-        place = f"line {frame.lineno - code.co_firstlineno + 1} of {fn.__name__}"
-    else:
-        place = f"in {frame.name}, line {frame.lineno}"
-    return place + (f": `{frame.line.strip()}`" if frame.line else "")
+    code, lineno = frames[-1]
+    text = linecache.getline(code.co_filename, lineno).strip()
+    # A comprehension or lambda runs in a frame of its own: count from the function that holds it.
+    named = [c for c, _ in frames if not c.co_name.startswith("<") and c.co_filename == code.co_filename]
+    if named and code.co_name in ("<listcomp>", "<dictcomp>", "<setcomp>", "<genexpr>"):
+        code = named[-1]
+    place = f"line {lineno - code.co_firstlineno + 1} of {code.co_name}" if not code.co_name.startswith("<") \
+        else f"line {lineno - code.co_firstlineno + 1} of your {code.co_name.strip('<>')}"
+    return place + (f": `{text}`" if text else "")
 
 
 def _same(a: Any, b: Any) -> bool:
@@ -98,7 +120,7 @@ def run(fn: Callable, args: dict[str, Any]) -> Outcome:
     except BaseException as error:  # the learner's code may raise anything, even SystemExit
         if isinstance(error, KeyboardInterrupt):
             raise
-        return Outcome(error=error, where=_learner_line(error, fn))
+        return Outcome(error=error, where=_learner_line(error), learner_frames=len(_learner_frames(error)))
     mutated = [name for name in args if not _same(args[name], copies[name])]
     return Outcome(value=value, mutated=mutated)
 
@@ -106,6 +128,17 @@ def run(fn: Callable, args: dict[str, Any]) -> Outcome:
 # --------------------------------------------------------------------------------------------------------
 # Formatting and validating what came back
 # --------------------------------------------------------------------------------------------------------
+def a_kind(value: Any) -> str:
+    """The type of value with its article, for messages: "an int", "a dict", "a generator"."""
+    name = type(value).__name__
+    return ("an " if name[0].lower() in "aeiou" else "a ") + name
+
+
+def plural(n: int, noun: str) -> str:
+    """"1 number", "3 numbers"."""
+    return f"{n} {noun}" + ("" if n == 1 else "s")
+
+
 def fmt(value: Any, digits: int = 4, max_items: int = 8) -> str:
     """A short, stable rendering of numbers, sequences and arrays for verdict lines."""
     if isinstance(value, np.ndarray):
@@ -124,6 +157,8 @@ def fmt(value: Any, digits: int = 4, max_items: int = 8) -> str:
         items = [fmt(v, digits) for v in value[:max_items]] + (["..."] if len(value) > max_items else [])
         return "[" + ", ".join(items) + "]"
     text = repr(value)
+    if " at 0x" in text or "\n" in text:  # a generator, function or other object: its type says enough
+        return a_kind(value)
     return text if len(text) <= 60 else text[:57] + "..."
 
 
@@ -149,11 +184,10 @@ def vector_problem(value: Any, length: int, length_hints: dict[int, str] | None 
     elif hasattr(value, "__next__"):
         return "returned a generator or iterator; wrap it in list(...) so it can be read more than once"
     elif not isinstance(value, (list, tuple)):
-        return f"returned a {type(value).__name__}; return a list (or tuple, or NumPy array) of {length} numbers"
+        return f"returned {a_kind(value)}; return a list (or tuple, or NumPy array) of {length} numbers"
     if len(value) != length:
         hint = (length_hints or {}).get(len(value), "")
-        count = f"{len(value)} number" + ("" if len(value) == 1 else "s")
-        return f"returned {count}; expected {length}" + (f". {hint}" if hint else "")
+        return f"returned {plural(len(value), 'number')}; expected {length}" + (f". {hint}" if hint else "")
     for i, x in enumerate(value):
         if not _is_number(x):
             return f"returned a sequence whose element {i} is {fmt(x)} ({type(x).__name__}), not a number"
@@ -169,7 +203,7 @@ def array_problem(value: Any, shape: tuple[int, ...], dtype: Any = None,
     if value is None:
         return "returned None. Did you forget the `return` statement at the end of your function?"
     if not isinstance(value, np.ndarray):
-        return f"returned a {type(value).__name__}; expected a NumPy array of shape {shape}"
+        return f"returned {a_kind(value)}; expected a NumPy array of shape {shape}"
     if value.shape != tuple(shape):
         hint = (shape_hints or {}).get(value.shape, "")
         return f"returned shape {value.shape}; expected {tuple(shape)}" + (f". {hint}" if hint else "")
@@ -265,7 +299,7 @@ def answer_of(report: Report, fn: Any) -> tuple[bool, Any]:
 def _agree(outcome: Outcome, normalized: Any, other: Outcome, case: Case, validate, normalize, compare) -> bool:
     """Whether the learner's outcome on a case is the one a mistake produces there."""
     if outcome.raised or other.raised:
-        return outcome.raised and other.raised and type(outcome.error) is type(other.error)
+        return outcome.same_error(other)
     try:
         if validate(other.value, case) is not None:  # the mistake returns something malformed here ...
             # ... so it matches a learner whose result is malformed in the same way

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from helpers.checks._core import (Case, Mistake, Report, answer_of, check_function, close, fmt,
+from helpers.checks._core import (a_kind, Case, Mistake, Report, answer_of, check_function, close, fmt,
                                   vector_problem)
 
 __all__ = ["check_hand_trace", "check_firing_units", "check_detector"]
@@ -115,7 +115,7 @@ def _indices_problem(value, case):
     if isinstance(value, np.ndarray):
         value = value.tolist()
     if not isinstance(value, (list, tuple)):
-        return f"returned a {type(value).__name__}; return a list of unit indices such as [0, 3, 5]"
+        return f"returned {a_kind(value)}; return a list of unit indices such as [0, 3, 5]"
     if any(isinstance(v, float) and not float(v).is_integer() for v in value):
         return ("returned numbers that are not whole, such as the activations themselves; return the "
                 "indices k of the units that fire")

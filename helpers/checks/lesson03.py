@@ -7,7 +7,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from helpers.checks._core import (Case, Mistake, is_library_file, array_problem, check_function, close,
+from helpers.checks._core import (a_kind, Case, Mistake, is_library_file, array_problem, check_function, close,
                                   fmt)
 from helpers.ffn import ffn, relu
 from helpers.measure import peak_bytes
@@ -39,7 +39,7 @@ def _ffn_array_problem(value: Any, case: Case, extra_hints: dict | None = None) 
     x, W1 = case.args["x"], case.args["W1"]
     (T, d), d_ff = x.shape, W1.shape[1]
     if isinstance(value, (list, tuple)) and value and all(isinstance(v, np.ndarray) for v in value):
-        return (f"returned a {type(value).__name__} of {len(value)} arrays; stack the rows into one (T, d) "
+        return (f"returned {a_kind(value)} of {len(value)} arrays; stack the rows into one (T, d) "
                 "array, for example with np.stack(rows) or np.concatenate(chunks)")
     hints = {(T, d_ff): "That is the hidden layer's shape: the second matrix W2 was not applied",
              (d,): "One row for the whole sequence: something reduced over the tokens, for example np.max(h, 0) "

@@ -7,7 +7,7 @@ import warnings
 import numpy as np
 from scipy import special
 
-from helpers.checks._core import Case, Mistake, array_problem, check_function, close, fmt, run
+from helpers.checks._core import a_kind, Case, Mistake, array_problem, check_function, close, fmt, run
 from helpers.ffn import gelu, gelu_tanh, relu, silu, swiglu_ffn
 from helpers.params import swiglu_hidden
 
@@ -24,7 +24,7 @@ def _elementwise_problem(value, case) -> str | None:
     z = case.args["z"]
     hints = {(z.size,): "Your function flattened z; keep its shape (NumPy's element-wise functions do)."}
     if isinstance(value, (list, tuple)):
-        return (f"returned a {type(value).__name__}; return a NumPy array shaped like z, {z.shape} "
+        return (f"returned {a_kind(value)}; return a NumPy array shaped like z, {z.shape} "
                 "(np.array(...) of your list, or NumPy functions that work on the whole array)")
     problem = array_problem(value, z.shape, shape_hints=hints)
     if problem is not None:
@@ -334,7 +334,7 @@ def _width_problem(value, case) -> str | None:
         return (f"returned {fmt(value, 8)}, which is not a whole number: truncate 2 * 4 * d / 3 with int(...) "
                 "and round it up to a multiple of multiple_of")
     if not isinstance(value, (int, np.integer)):
-        return f"returned a {type(value).__name__} ({fmt(value)}); return the width as an int"
+        return f"returned {a_kind(value)} ({fmt(value)}); return the width as an int"
     return None
 
 

@@ -6,7 +6,7 @@ from typing import Any
 import numpy as np
 
 from helpers.and_not import INPUTS, TARGET
-from helpers.checks._core import Case, Mistake, Report, check_function, close, fmt, run
+from helpers.checks._core import a_kind, Case, Mistake, Report, check_function, close, fmt, run
 
 __all__ = ["check_collapse", "check_residual_collapse", "check_detector_weights"]
 
@@ -28,7 +28,7 @@ def _matrix_problem(value: Any, name: str, shape: tuple[int, ...], hints: dict[t
         return f"`{name}` is None"
     array = _as_float_array(value)
     if array is None:
-        return f"`{name}` is a {type(value).__name__}, not an array of numbers"
+        return f"`{name}` is {a_kind(value)}, not an array of numbers"
     if array.shape != shape:
         hint = hints.get(array.shape, "")
         return f"`{name}` has shape {array.shape}; expected {shape}" + (f". {hint}" if hint else "")

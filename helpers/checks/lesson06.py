@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from helpers.checks._core import (Case, Mistake, Outcome, Report, check_function, close, fmt, run,
+from helpers.checks._core import (a_kind, Case, Mistake, Outcome, Report, check_function, close, fmt, run,
                                   vector_problem)
 from helpers.ffn import relu
 from helpers.kv_memory import THETA, build_memory
@@ -179,9 +179,9 @@ def _units_problem(value, case):
             return f"returned an array of shape {value.shape}; return a flat list of {k} unit indices"
         value = value.tolist()
     if isinstance(value, (set, dict)):
-        return f"returned a {type(value).__name__}, which has no order; return a list, largest first"
+        return f"returned {a_kind(value)}, which has no order; return a list, largest first"
     if not isinstance(value, (list, tuple)):
-        return f"returned a {type(value).__name__}; return a list of {k} unit indices such as [4, 0]"
+        return f"returned {a_kind(value)}; return a list of {k} unit indices such as [4, 0]"
     if any(isinstance(v, (float, np.floating)) and not float(v).is_integer() for v in value):
         return ("returned numbers that are not whole, such as the sizes themselves; return the indices j "
                 "of the units (np.argsort gives indices)")

@@ -18,7 +18,10 @@ def _strip(ax, values, row, label, limit, zeroed=()):
         if k in zeroed:
             ax.add_patch(Rectangle((left + k, row), 0.92, 0.8, facecolor="none", edgecolor="crimson",
                                    hatch="///", lw=2.0))
-        ax.text(left + k + 0.46, row + 0.4, f"{float(v):+.2f}", ha="center", va="center", fontsize=8)
+        shade = 0.5 + 0.5 * abs(float(v)) / limit  # dark cells get white text
+        label_text = "0" if k in zeroed else f"{float(v):+.2f}"
+        ax.text(left + k + 0.46, row + 0.4, label_text, ha="center", va="center", fontsize=8,
+                color="white" if shade > 0.8 else "black")
     ax.text(-4.6, row + 0.4, label, ha="right", va="center", fontsize=10)
 
 

@@ -147,13 +147,14 @@ def vector_problem(value: Any, length: int, length_hints: dict[int, str] | None 
         return f"returned a {type(value).__name__}; return a list (or tuple, or NumPy array) of {length} numbers"
     if len(value) != length:
         hint = (length_hints or {}).get(len(value), "")
-        return f"returned {len(value)} numbers; expected {length}" + (f". {hint}" if hint else "")
+        count = f"{len(value)} number" + ("" if len(value) == 1 else "s")
+        return f"returned {count}; expected {length}" + (f". {hint}" if hint else "")
     for i, x in enumerate(value):
         if not _is_number(x):
-            return f"element {i} is {fmt(x)} ({type(x).__name__}), not a number"
+            return f"returned a sequence whose element {i} is {fmt(x)} ({type(x).__name__}), not a number"
         if not math.isfinite(float(x)):
-            return (f"element {i} is {float(x)}; every output should be a finite number "
-                    "(look for a division by zero or an overflow)")
+            return (f"returned a sequence whose element {i} is {float(x)}; every output should be a finite "
+                    "number (look for a division by zero or an overflow)")
     return None
 
 
@@ -239,6 +240,23 @@ class Report:
         return not n_failed
 
 
+def answer_of(report: Report, fn: Any) -> tuple[bool, Any]:
+    """For exercises whose function takes no arguments and returns an answer: (True, answer), or
+    (False, None) after printing why there is no answer (not a function, a stub, an exception)."""
+    if not callable(fn):
+        print(f"{report.title}: expected a function but got {type(fn).__name__}. Pass {report.title} itself, "
+              f"without calling it: check_{report.title}({report.title}).")
+        return False, None
+    outcome = run(fn, {})
+    if outcome.not_implemented:
+        report.not_implemented()
+        return False, None
+    if outcome.raised:
+        print(f"{report.title}: your function {outcome.describe_error()}")
+        return False, None
+    return True, outcome.value
+
+
 def _matches(outcome: Outcome, normalized: Any, other: Outcome, compare: Callable[[Any, Any], bool]) -> bool:
     if outcome.raised or other.raised:
         return outcome.raised and other.raised and type(outcome.error) is type(other.error)
@@ -246,16 +264,18 @@ def _matches(outcome: Outcome, normalized: Any, other: Outcome, compare: Callabl
 
 
 def _diagnose(outcomes: list[tuple[Outcome, Any]], cases: Sequence[Case], mistakes: Sequence[Mistake],
-              compare: Callable[[Any, Any], bool], first_failure: int) -> tuple[str, Mistake] | None:
+              compare: Callable[[Any, Any], bool], first_failure: int,
+              expected: Any) -> tuple[str, Mistake] | None:
     """Name the mistake that reproduces the learner's results: on every case if possible, else on the
-    first failing one."""
+    first failing case (only a mistake that itself gets that case wrong, i.e. differs from `expected`)."""
     partial = None
     for mistake in mistakes:
         results = [run(mistake.fn, case.args) for case in cases]
         agree = [_matches(o, n, r, compare) for (o, n), r in zip(outcomes, results)]
         if all(agree):
             return "Likely mistake", mistake
-        if partial is None and agree[first_failure]:
+        wrong_there = results[first_failure].raised or not compare(results[first_failure].value, expected)
+        if partial is None and agree[first_failure] and wrong_there:
             partial = mistake
     return ("Possibly", partial) if partial else None
 
@@ -279,6 +299,8 @@ def check_function(title: str, fn: Any, cases: Sequence[Case], reference: Callab
         return False
     outcomes: list[tuple[Outcome, Any]] = []
     failures: list[int] = []
+    first_expected = None
+    wrong_values = False  # a failure that a hint about the computation could help with
     for index, case in enumerate(cases):
         outcome = run(fn, case.args)
         if outcome.not_implemented:
@@ -287,6 +309,7 @@ def check_function(title: str, fn: Any, cases: Sequence[Case], reference: Callab
         normalized = None
         if outcome.raised:
             message = f"your function {outcome.describe_error()}"
+            wrong_values = True
         elif (problem := validate(outcome.value, case)) is not None:
             message = f"your function {problem}"
         else:
@@ -299,19 +322,21 @@ def check_function(title: str, fn: Any, cases: Sequence[Case], reference: Callab
                 message = None
             else:
                 message = f"expected {describe(expected)}, got {describe(normalized)}"
+                wrong_values = True
         outcomes.append((outcome, normalized))
         if message is None:
             report.passed(case.name)
         else:
+            if not failures:
+                first_expected = expected
             failures.append(index)
             report.failed(case.name, message)
+    found = None
     if failures and mistakes:
-        found = _diagnose(outcomes, cases, mistakes, compare, failures[0])
-        if found:
-            label, mistake = found
-            report.line(f"{label}: {mistake.name}. {mistake.fix}")
-        elif fallback_hint:
-            report.line(f"Hint: {fallback_hint}")
-    elif failures and fallback_hint:
+        found = _diagnose(outcomes, cases, mistakes, compare, failures[0], first_expected)
+    if found:
+        label, mistake = found
+        report.line(f"{label}: {mistake.name}. {mistake.fix}")
+    elif wrong_values and fallback_hint:
         report.line(f"Hint: {fallback_hint}")
     return report.finish(len(cases), len(failures))

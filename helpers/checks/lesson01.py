@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from helpers.checks._core import (FAIL, Case, Mistake, Report, check_function, close, fmt, run,
+from helpers.checks._core import (Case, Mistake, Report, answer_of, check_function, close, fmt,
                                   vector_problem)
 
 __all__ = ["check_hand_trace", "check_firing_units", "check_detector"]
@@ -29,17 +29,10 @@ _TRACE_MISTAKES = [
 def check_hand_trace(fn) -> bool:
     """Grade `hand_trace()`, which returns the numbers z, h, y of the exercise-1 trace."""
     title = "hand_trace"
-    if not callable(fn):
-        print(f"{title}: expected a function but got {type(fn).__name__}. Pass hand_trace itself, without ().")
-        return False
-    outcome = run(fn, {})
     report = Report(title)
-    if outcome.not_implemented:
-        return report.not_implemented()
-    if outcome.raised:
-        print(f"{title}: your function {outcome.describe_error()}")
+    answered, value = answer_of(report, fn)
+    if not answered:
         return False
-    value = outcome.value
     if value is None:
         print(f"{title}: your function returned None. Keep the last line, `return z, h, y`.")
         return False
@@ -152,16 +145,9 @@ def check_detector(fn) -> bool:
     """Grade `detector()`, which returns (w, b) for one hidden unit that fires exactly when x1 > x2 + 1."""
     title = "detector"
     report = Report(title)
-    outcome = run(fn, {}) if callable(fn) else None
-    if outcome is None:
-        print(f"{title}: expected a function but got {type(fn).__name__}. Pass detector itself, without ().")
+    answered, value = answer_of(report, fn)
+    if not answered:
         return False
-    if outcome.not_implemented:
-        return report.not_implemented()
-    if outcome.raised:
-        print(f"{title}: your function {outcome.describe_error()}")
-        return False
-    value = outcome.value
     if not isinstance(value, (tuple, list)) or len(value) != 2:
         print(f"{title}: expected (w, b), a pattern of two numbers and a bias, got {fmt(value)}. "
               "Keep the line `return w, b`.")

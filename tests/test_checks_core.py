@@ -1,0 +1,137 @@
+"""The grader protocol itself: never raise, name the mistake, True only when every case passes."""
+import numpy as np
+import pytest
+
+from helpers.checks._core import (Case, Mistake, array_problem, check_function, close, fmt, run,
+                                  vector_problem)
+
+
+def reference(x):
+    return [2 * v for v in x]
+
+
+CASES = [Case("small", {"x": [1.0, -2.0]}), Case("three", {"x": [0.5, 0.0, 3.0]})]
+MISTAKES = [Mistake("squared instead of doubled", "Multiply by 2.", lambda x: [v * v for v in x]),
+            Mistake("sign flipped", "Drop the minus.", lambda x: [-2 * v for v in x])]
+
+
+def grade(fn, capsys):
+    result = check_function("double", fn, CASES, reference, lambda v, c: vector_problem(v, len(c.args["x"])),
+                            MISTAKES)
+    return result, capsys.readouterr().out
+
+
+def test_correct_function_passes_every_case(capsys):
+    ok, out = grade(lambda x: [v + v for v in x], capsys)
+    assert ok is True and out.count("\u2714") == 2 and "all 2 cases pass" in out
+
+
+def test_numpy_result_and_tuple_are_accepted(capsys):
+    assert grade(lambda x: 2 * np.asarray(x), capsys)[0] is True
+    assert grade(lambda x: tuple(2 * v for v in x), capsys)[0] is True
+
+
+def test_stub_says_not_implemented_and_nothing_else(capsys):
+    def stub(x):
+        raise NotImplementedError("your code here")
+    ok, out = grade(stub, capsys)
+    assert ok is False and out.strip() == ("double: not implemented yet (replace the `raise NotImplementedError` "
+                                           "line with your code).")
+
+
+def test_mutant_is_named(capsys):
+    ok, out = grade(lambda x: [-2 * v for v in x], capsys)
+    assert ok is False and "Likely mistake: sign flipped. Drop the minus." in out
+    assert "expected [2, -4], got [-2, 4]" in out
+
+
+def test_partial_match_is_offered_as_possibly(capsys):
+    # squares on the first case only (where squaring and doubling differ), correct afterwards
+    calls = []
+
+    def half_wrong(x):
+        calls.append(1)
+        return [v * v for v in x] if len(calls) == 1 else [2 * v for v in x]
+    ok, out = grade(half_wrong, capsys)
+    assert ok is False and "Possibly: squared instead of doubled" in out
+
+
+def test_exception_reports_type_message_and_learner_line(capsys):
+    def broken(x):
+        total = 0
+        return [v / total for v in x]
+    ok, out = grade(broken, capsys)
+    assert ok is False and "raised ZeroDivisionError: float division by zero" in out
+    assert "line 3 of broken: `return [v / total for v in x]`" in out
+
+
+@pytest.mark.parametrize("fn, message", [
+    (lambda x: None, "returned None. Did you forget the `return` statement"),
+    (lambda x: "2, -4", "returned a string"),
+    (lambda x: 3.0, "returned a single number"),
+    (lambda x: (2 * v for v in x), "returned a generator"),
+    (lambda x: {1: 2}, "returned a dict"),
+    (lambda x: [2 * v for v in x][:1], "returned 1 number; expected 2"),
+    (lambda x: [[2 * v] for v in x], "element 0 is [2]"),
+    (lambda x: [float("nan")] * len(x), "whose element 0 is nan"),
+    (lambda x: np.array([[2.0] * len(x)]), "returned an array of shape (1, 2)"),
+])
+def test_bad_returns_get_their_own_message(fn, message, capsys):
+    ok, out = grade(fn, capsys)
+    assert ok is False and message in out
+
+
+def test_input_modified_in_place_is_reported(capsys):
+    def in_place(x):
+        for i in range(len(x)):
+            x[i] *= 2
+        return x
+    ok, out = grade(in_place, capsys)
+    assert ok is False and "changed its input `x` in place" in out
+
+
+def test_not_a_function(capsys):
+    ok = check_function("double", [2, -4], CASES, reference, lambda v, c: None)
+    assert ok is False and "expected a function" in capsys.readouterr().out
+
+
+def test_even_system_exit_does_not_escape(capsys):
+    def leaves(x):
+        raise SystemExit(3)
+    ok, out = grade(leaves, capsys)
+    assert ok is False and "raised SystemExit: 3" in out
+
+
+def test_run_never_shares_inputs_with_the_caller():
+    args = {"x": [1.0, 2.0]}
+    outcome = run(lambda x: x.append(3.0), args)
+    assert args == {"x": [1.0, 2.0]} and outcome.mutated == ["x"]
+
+
+def test_array_problem_messages():
+    assert array_problem(np.zeros((2, 3), np.float32), (2, 3), np.float32) is None
+    assert "shape (3, 2)" in array_problem(np.zeros((3, 2)), (2, 3), shape_hints={(3, 2): "transposed?"})
+    assert "transposed?" in array_problem(np.zeros((3, 2)), (2, 3), shape_hints={(3, 2): "transposed?"})
+    assert "dtype float64" in array_problem(np.zeros((2, 3)), (2, 3), np.float32)
+    assert "NaN" in array_problem(np.full((2, 3), np.inf), (2, 3))
+    assert "list" in array_problem([[0.0]], (1, 1))
+
+
+def test_fmt_is_short_and_stable():
+    assert fmt([1.0, -0.5, 2]) == "[1, -0.5, 2]"
+    assert fmt(np.float32(1 / 3)) == "0.3333"
+    assert fmt(np.arange(20.0)).startswith("array of shape (20,) starting [0, 1, 2, 3")
+    assert close([1.0, 2.0], (1.0, 2.0 + 1e-12)) and not close([1.0], [1.0, 2.0]) and not close("a", [1.0])
+
+
+def test_no_possibly_from_a_mistake_that_gets_the_failing_case_right(capsys):
+    # Correct values, but the input is changed in place: the "sign flipped" mutant is wrong on every case and
+    # must not be offered; "squared" gets case "small"'s second entry wrong too. Nothing should be guessed.
+    def in_place(x):
+        x.append(0.0)
+        return [2 * v for v in x[:-1]]
+    ok = check_function("double", in_place, CASES, reference,
+                        lambda v, c: vector_problem(v, len(c.args["x"])), MISTAKES, fallback_hint="think")
+    out = capsys.readouterr().out
+    assert ok is False and "in place" in out and "Possibly" not in out and "Likely" not in out
+    assert "Hint" not in out  # a hint about the computation does not help with a changed input

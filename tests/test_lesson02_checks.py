@@ -1,0 +1,628 @@
+"""Lesson 02: helpers.flat against independent definitions, and the three graders against banks of right and
+wrong implementations written the way a learner would write them."""
+import copy
+import itertools
+import math
+
+import numpy as np
+import pytest
+
+from helpers import flat
+from helpers.checks import check_ffn_forward, check_matvec, check_transpose
+from helpers.checks._core import run
+from helpers.checks.lesson02 import (FFN_CASES, FFN_MISTAKES, MATVEC_CASES, MATVEC_MISTAKES, TRANSPOSE_CASES,
+                                     TRANSPOSE_MISTAKES)
+from helpers.ffn import ffn
+
+
+# ---- helpers.flat ----------------------------------------------------------------------------------------
+def test_index_and_row_follow_row_major_order():
+    M = [0, 1, 2, 3, 10, 11, 12, 13, 20, 21, 22, 23]  # 3 x 4: element (i, j) is 10 i + j
+    assert [flat.index(i, j, 4) for i, j in [(0, 0), (0, 3), (1, 0), (2, 1)]] == [0, 3, 4, 9]
+    assert all(M[flat.index(i, j, 4)] == 10 * i + j for i in range(3) for j in range(4))
+    assert flat.row(M, 1, 4) == [10, 11, 12, 13] and flat.row(M, 2, 4) == [20, 21, 22, 23]
+
+
+def test_flatten_reads_nested_lists_and_arrays_row_by_row():
+    assert flat.flatten([[1, 2, 3], [4, 5, 6]]) == [1.0, 2.0, 3.0, 4.0, 5.0, 6.0]
+    assert flat.flatten(np.arange(6).reshape(3, 2).T) == [0.0, 2.0, 4.0, 1.0, 3.0, 5.0]
+
+
+def test_matvec_by_hand():
+    # [[1, 2, 3], [4, 5, 6]] @ [1, 0, -1] = [1 - 3, 4 - 6]
+    assert flat.matvec([1, 2, 3, 4, 5, 6], [1, 0, -1]) == [-2, -2]
+    assert flat.matvec([2, -1, 0.5], [3]) == [6, -3, 1.5]
+
+
+@pytest.mark.parametrize("n_rows, n_cols", [(1, 1), (3, 2), (2, 5), (4, 4)])
+def test_matvec_vecmat_and_transpose_agree_with_numpy(n_rows, n_cols):
+    rng = np.random.default_rng(n_rows * 10 + n_cols)
+    A = rng.normal(size=(n_rows, n_cols))
+    v, u = rng.normal(size=n_cols), rng.normal(size=n_rows)
+    assert np.allclose(flat.matvec(A.ravel().tolist(), v.tolist()), A @ v)
+    assert np.allclose(flat.vecmat(u.tolist(), A.ravel().tolist()), u @ A)
+    assert flat.transpose(A.ravel().tolist(), n_rows, n_cols) == A.T.ravel().tolist()
+
+
+def test_transpose_by_hand_and_twice_is_identity():
+    M = [11, 12, 13, 21, 22, 23]
+    assert flat.transpose(M, 2, 3) == [11, 21, 12, 22, 13, 23]
+    assert flat.transpose(flat.transpose(M, 2, 3), 3, 2) == M
+
+
+def test_relu_and_add():
+    assert flat.relu([-2.0, 0.0, 3.5]) == [0.0, 0.0, 3.5]
+    assert flat.add([1, 2], [10, -20]) == [11, -18]
+
+
+@pytest.mark.parametrize("call", [
+    lambda: flat.matvec([1, 2, 3], [1, 2]),          # 3 numbers are not rows of 2
+    lambda: flat.transpose([1, 2, 3], 2, 2),
+    lambda: flat.add([1, 2], [1]),
+    lambda: flat.ffn_forward([1, 2], [1, 2, 3], [0, 0], [1, 2, 3, 4], [0, 0]),
+])
+def test_inconsistent_lengths_raise_value_error(call):
+    with pytest.raises(ValueError):
+        call()
+
+
+def test_ffn_forward_reproduces_the_seed_trace():
+    assert flat.ffn_forward([1, -1], [1, 1, 1, -1], [0, 0], [1, 0, 0, 1], [0, 0]) == [0, 2]
+
+
+def test_ffn_forward_by_hand_with_biases():
+    # D = 1, H = 2: z = [2*3 + 1, -1*3 + 1] = [7, -2], h = [7, 0], y = 0.5*7 + 0 - 4 = -0.5
+    assert flat.ffn_forward([3.0], [2.0, -1.0], [1.0, 1.0], [0.5, 10.0], [-4.0]) == [-0.5]
+
+
+@pytest.mark.parametrize("D, H", [(2, 8), (4, 3), (3, 3), (1, 5)])
+def test_ffn_forward_matches_numpy_in_the_other_convention(D, H):
+    # helpers.ffn is x @ W with W1 (D, H): its transpose, flattened, is this lesson's H x D layout.
+    rng = np.random.default_rng(D * 100 + H)
+    x, W1, b1 = rng.normal(size=D), rng.normal(size=(D, H)), rng.normal(size=H)
+    W2, b2 = rng.normal(size=(H, D)), rng.normal(size=D)
+    got = flat.ffn_forward(x.tolist(), flat.flatten(W1.T), b1.tolist(), flat.flatten(W2.T), b2.tolist())
+    assert np.allclose(got, ffn(x, W1, b1, W2, b2))
+
+
+def test_ffn_forward_takes_another_activation():
+    got = flat.ffn_forward([1.0, -1.0], [1, 1, 1, -1], [0, 0], [1, 0, 0, 1], [0, 0],
+                           activation=lambda z: [math.tanh(t) for t in z])
+    assert got == [0.0, math.tanh(2.0)]
+
+
+def test_the_figures_have_titles_and_labelled_axes():
+    import matplotlib.pyplot as plt
+    from helpers.plot_flat import draw_row_major, draw_update_histograms
+    for ax in (draw_row_major(3, 4),
+               draw_update_histograms({"correct": [-1.0, 2.0], "clamped": [0.0, 2.0]}, title="updates")):
+        assert ax.get_title() and ax.get_xlabel() and ax.get_ylabel()
+    plt.close("all")
+
+
+# ---- the cases themselves ------------------------------------------------------------------------------
+def signature(fn, case):
+    """What a function does on a case: ("raises", type) or ("returns", values)."""
+    outcome = run(fn, case.args)
+    if outcome.raised:
+        return ("raises", type(outcome.error))
+    return ("returns", [float(v) for v in outcome.value])
+
+
+def differ(a, b, margin=0.05):
+    if a[0] != b[0]:
+        return True
+    if a[0] == "raises":
+        return a[1] is not b[1]
+    return len(a[1]) != len(b[1]) or max(abs(p - q) for p, q in zip(a[1], b[1])) > margin
+
+
+GRADERS = {
+    "ffn_forward": (FFN_CASES, FFN_MISTAKES, flat.ffn_forward),
+    "matvec": (MATVEC_CASES, MATVEC_MISTAKES, flat.matvec),
+    "transpose": (TRANSPOSE_CASES, TRANSPOSE_MISTAKES, flat.transpose),
+}
+
+
+@pytest.mark.parametrize("grader", GRADERS)
+def test_every_mistake_is_distinguishable_from_every_other_and_from_the_reference(grader):
+    cases, mistakes, reference = GRADERS[grader]
+    candidates = [("the reference", reference)] + [(m.name, m.fn) for m in mistakes]
+    signatures = {name: [signature(fn, case) for case in cases] for name, fn in candidates}
+    for (name_a, _), (name_b, _) in itertools.combinations(candidates, 2):
+        assert any(differ(a, b) for a, b in zip(signatures[name_a], signatures[name_b])), (name_a, name_b)
+
+
+@pytest.mark.parametrize("grader", GRADERS)
+def test_on_the_first_case_every_mistake_differs_from_the_reference(grader):
+    # The core falls back to mutants that agree with the learner on the first failing case; a right answer
+    # that fails for another reason (an input changed in place) must then match none of them.
+    cases, mistakes, reference = GRADERS[grader]
+    expected = signature(reference, cases[0])
+    assert all(differ(signature(m.fn, cases[0]), expected) for m in mistakes)
+
+
+def test_ffn_cases_cover_both_non_square_directions_biases_and_negative_outputs():
+    shapes = [(len(c.args["x"]), len(c.args["b1"])) for c in FFN_CASES]
+    assert any(H > D for D, H in shapes) and any(H < D for D, H in shapes) and any(H == D for D, H in shapes)
+    for case in FFN_CASES[:3]:
+        x, W1, b1, W2, b2 = case.args.values()
+        assert all(b != 0 for b in b1) and all(b != 0 for b in b2), case.name
+        z = flat.add(flat.matvec(W1, x), b1)
+        assert min(z) < -0.1 and max(z) > 0.1 and min(abs(t) for t in z) > 0.1, case.name  # ReLU matters
+        y = flat.ffn_forward(*case.args.values())
+        assert min(y) < -0.1, case.name                                              # the output is signed
+
+
+def test_the_one_stride_mistakes_pass_square_cases_and_fail_each_non_square_one_its_own_way():
+    reference = [signature(flat.ffn_forward, case) for case in FFN_CASES]
+    for mistake in FFN_MISTAKES[:3]:
+        got = [signature(mistake.fn, case) for case in FFN_CASES]
+        square = [i for i, c in enumerate(FFN_CASES) if len(c.args["x"]) == len(c.args["b1"])]
+        assert all(not differ(got[i], reference[i], margin=1e-12) for i in square), mistake.name
+        assert all(differ(got[i], reference[i]) for i in range(len(FFN_CASES)) if i not in square)
+    raised = [[signature(m.fn, c)[0] == "raises" for c in FFN_CASES[:2]] for m in FFN_MISTAKES[:3]]
+    assert raised == [[False, True], [True, False], [True, True]]  # stride D, stride H, swapped
+
+
+# ---- check_ffn_forward: right answers in many styles ---------------------------------------------------
+def ffn_nested_loops(x, W1, b1, W2, b2):
+    D, H = len(x), len(b1)
+    h = []
+    for i in range(H):
+        total = 0.0
+        for j in range(D):
+            total += W1[i * D + j] * x[j]
+        h.append(max(0.0, total + b1[i]))
+    y = []
+    for k in range(D):
+        total = 0.0
+        for i in range(H):
+            total += W2[k * H + i] * h[i]
+        y.append(total + b2[k])
+    return y
+
+
+def ffn_comprehensions(x, W1, b1, W2, b2):
+    D, H = len(x), len(b1)
+    h = [max(0, sum(w * x_j for w, x_j in zip(W1[i * D:(i + 1) * D], x)) + b1[i]) for i in range(H)]
+    return [sum(w * h_i for w, h_i in zip(W2[k * H:(k + 1) * H], h)) + b2[k] for k in range(D)]
+
+
+def ffn_numpy_returning_list(x, W1, b1, W2, b2):
+    x, b1, b2 = np.asarray(x), np.asarray(b1), np.asarray(b2)
+    W1 = np.asarray(W1).reshape(len(b1), len(x))   # (H, D)
+    W2 = np.asarray(W2).reshape(len(x), len(b1))   # (D, H)
+    return (W2 @ np.maximum(W1 @ x + b1, 0) + b2).tolist()
+
+
+def ffn_numpy_returning_array(x, W1, b1, W2, b2):
+    D = len(x)
+    h = np.maximum(np.reshape(W1, (-1, D)) @ x + b1, 0.0)
+    return np.reshape(W2, (D, -1)) @ h + b2
+
+
+def ffn_returning_tuple(x, W1, b1, W2, b2):
+    z = flat.add(flat.matvec(W1, x), b1)
+    return tuple(flat.add(flat.matvec(W2, flat.relu(z)), b2))
+
+
+def ffn_via_the_x_at_w_convention(x, W1, b1, W2, b2):
+    # Converts to the other convention first and uses vecmat: right, if roundabout.
+    D, H = len(x), len(b1)
+    h = flat.relu(flat.add(flat.vecmat(x, flat.transpose(W1, H, D)), b1))
+    return flat.add(flat.vecmat(h, flat.transpose(W2, D, H)), b2)
+
+
+@pytest.mark.parametrize("fn", [ffn_nested_loops, ffn_comprehensions, ffn_numpy_returning_list,
+                                ffn_numpy_returning_array, ffn_returning_tuple, ffn_via_the_x_at_w_convention,
+                                flat.ffn_forward])
+def test_ffn_forward_accepts_correct_styles(fn, capsys):
+    assert check_ffn_forward(fn) is True
+    out = capsys.readouterr().out
+    assert "all 4 cases pass" in out and "\u2718" not in out
+
+
+# ---- check_ffn_forward: wrong answers, each named ------------------------------------------------------
+def loops(x, W1, b1, W2, b2, at1, at2, act=lambda t: max(0.0, t), out=lambda t: t):
+    """A learner's nested loops with the index expressions and activations given as parameters."""
+    D, H = len(x), len(b1)
+    h = []
+    for i in range(H):
+        total = 0.0
+        for j in range(D):
+            total += W1[at1(i, j, D, H)] * x[j]
+        h.append(act(total + b1[i]))
+    y = []
+    for k in range(D):
+        total = 0.0
+        for i in range(H):
+            total += W2[at2(k, i, D, H)] * h[i]
+        y.append(out(total + b2[k]))
+    return y
+
+
+def right1(i, j, D, H):
+    return i * D + j
+
+
+def right2(k, i, D, H):
+    return k * H + i
+
+
+def one_stride_d(x, W1, b1, W2, b2):
+    D = len(x)
+    z = [sum(W1[i * D + j] * x[j] for j in range(D)) + b1[i] for i in range(len(b1))]
+    h = [max(0.0, t) for t in z]
+    return [sum(W2[k * D + i] * h[i] for i in range(len(h))) + b2[k] for k in range(D)]
+
+
+def one_stride_h(x, W1, b1, W2, b2):
+    return loops(x, W1, b1, W2, b2, lambda i, j, D, H: i * H + j, right2)
+
+
+def strides_swapped(x, W1, b1, W2, b2):
+    # a helper that takes a row's length to be len(M) // len(v), the number of rows
+    def matvec_rows_as_stride(M, v):
+        n_rows = len(M) // len(v)
+        return [sum(M[i * n_rows + j] * v[j] for j in range(len(v))) for i in range(n_rows)]
+    h = [max(0.0, t + b) for t, b in zip(matvec_rows_as_stride(W1, x), b1)]
+    return [t + b for t, b in zip(matvec_rows_as_stride(W2, h), b2)]
+
+
+def w1_transposed_numpy(x, W1, b1, W2, b2):
+    D, H = len(x), len(b1)
+    W1 = np.reshape(W1, (D, H))                     # read as D x H, the x @ W layout
+    h = np.maximum(np.asarray(x) @ W1 + b1, 0)
+    return (np.reshape(W2, (D, H)) @ h + b2).tolist()
+
+
+def w2_transposed(x, W1, b1, W2, b2):
+    return loops(x, W1, b1, W2, b2, right1, lambda k, i, D, H: i * D + k)
+
+
+def both_transposed(x, W1, b1, W2, b2):
+    # the x @ W convention: x @ W1 with W1 of shape (D, H), then h @ W2 with W2 of shape (H, D)
+    h = flat.relu(flat.add(flat.vecmat(x, W1), b1))
+    return flat.add(flat.vecmat(h, W2), b2)
+
+
+def relu_after_w2_too(x, W1, b1, W2, b2):
+    return loops(x, W1, b1, W2, b2, right1, right2, out=lambda t: max(0.0, t))
+
+
+def relu_only_after_w2(x, W1, b1, W2, b2):
+    return loops(x, W1, b1, W2, b2, right1, right2, act=lambda t: t, out=lambda t: max(0.0, t))
+
+
+def no_relu(x, W1, b1, W2, b2):
+    return loops(x, W1, b1, W2, b2, right1, right2, act=lambda t: t)
+
+
+def no_b1(x, W1, b1, W2, b2):
+    return ffn_nested_loops(x, W1, [0] * len(b1), W2, b2)
+
+
+def no_b2(x, W1, b1, W2, b2):
+    D, H = len(x), len(b1)
+    h = [max(0, sum(W1[i * D + j] * x[j] for j in range(D)) + b1[i]) for i in range(H)]
+    return [sum(W2[k * H + i] * h[i] for i in range(H)) for k in range(D)]
+
+
+def b1_after_relu(x, W1, b1, W2, b2):
+    D, H = len(x), len(b1)
+    h = [max(0, sum(W1[i * D + j] * x[j] for j in range(D))) + b1[i] for i in range(H)]
+    return [sum(W2[k * H + i] * h[i] for i in range(H)) + b2[k] for k in range(D)]
+
+
+def biases_in_inner_loop(x, W1, b1, W2, b2):
+    D, H = len(x), len(b1)
+    h = []
+    for i in range(H):
+        total = 0.0
+        for j in range(D):
+            total += W1[i * D + j] * x[j] + b1[i]
+        h.append(max(0.0, total))
+    y = []
+    for k in range(D):
+        total = 0.0
+        for i in range(H):
+            total += W2[k * H + i] * h[i] + b2[k]
+        y.append(total)
+    return y
+
+
+def sum_not_reset(x, W1, b1, W2, b2):
+    D, H = len(x), len(b1)
+    h, total = [], 0.0
+    for i in range(H):
+        for j in range(D):
+            total += W1[i * D + j] * x[j]
+        h.append(max(0.0, total + b1[i]))
+    y, total = [], 0.0
+    for k in range(D):
+        for i in range(H):
+            total += W2[k * H + i] * h[i]
+        y.append(total + b2[k])
+    return y
+
+
+WRONG_FFNS = [
+    (one_stride_d, "one stride, D, used for both matrices"),
+    (one_stride_h, "one stride, H, used for both matrices"),
+    (strides_swapped, "the two strides swapped"),
+    (w1_transposed_numpy, "W1 read transposed"),
+    (w2_transposed, "W2 read transposed"),
+    (both_transposed, "both matrices read transposed"),
+    (relu_after_w2_too, "an activation after W2"),
+    (relu_only_after_w2, "the activation moved after W2"),
+    (no_relu, "the activation missing"),
+    (no_b1, "b1 missing"),
+    (no_b2, "b2 missing"),
+    (b1_after_relu, "b1 added after the activation"),
+    (biases_in_inner_loop, "the biases added inside the inner loop"),
+    (sum_not_reset, "the running sum is not reset for each row"),
+]
+
+
+def test_the_bank_names_every_mistake_once():
+    names = [m.name for m in FFN_MISTAKES]
+    assert len(WRONG_FFNS) >= 12
+    for _, named in WRONG_FFNS:
+        assert sum(name.startswith(named) for name in names) == 1, named
+
+
+@pytest.mark.parametrize("fn, named", WRONG_FFNS, ids=[fn.__name__ for fn, _ in WRONG_FFNS])
+def test_ffn_forward_names_the_mistake(fn, named, capsys):
+    assert check_ffn_forward(fn) is False
+    out = capsys.readouterr().out
+    assert f"Likely mistake: {named}" in out, out
+    assert out.count("Likely mistake") == 1 and "Possibly" not in out
+
+
+def test_a_wrong_stride_that_crashes_shows_the_learners_line(capsys):
+    assert check_ffn_forward(one_stride_d) is False
+    out = capsys.readouterr().out
+    assert ("raised IndexError: list index out of range (line 5 of one_stride_d: "
+            "`return [sum(W2[k * D + i]") in out
+    assert out.count("\u2714") == 2  # both square cases pass: the trap
+
+
+def test_ffn_forward_with_no_known_mistake_shows_expected_and_got(capsys):
+    assert check_ffn_forward(lambda x, W1, b1, W2, b2: [1.0] * len(x)) is False
+    out = capsys.readouterr().out
+    assert "expected [-1.545, 3.485], got [1, 1]" in out and "Hint: z[i] = sum over j" in out
+
+
+# ---- check_ffn_forward: bad returns and crashes --------------------------------------------------------
+def stub(x, W1, b1, W2, b2):
+    # YOUR CODE HERE
+    raise NotImplementedError("your code here")
+
+
+def returns_hidden(x, W1, b1, W2, b2):
+    D, H = len(x), len(b1)
+    return [max(0.0, sum(W1[i * D + j] * x[j] for j in range(D)) + b1[i]) for i in range(H)]
+
+
+def forgets_return(x, W1, b1, W2, b2):
+    flat.ffn_forward(x, W1, b1, W2, b2)
+
+
+def divides_by_zero(x, W1, b1, W2, b2):
+    scale = 1 / (len(x) - len(x))
+    return [scale]
+
+
+def changes_x(x, W1, b1, W2, b2):
+    y = flat.ffn_forward(x, W1, b1, W2, b2)
+    x.clear()
+    return y
+
+
+def changes_b1(x, W1, b1, W2, b2):
+    for i in range(len(b1)):
+        b1[i] = max(0.0, b1[i])  # "tidies" the biases in place
+    return ffn_nested_loops(x, W1, b1, W2, b2)
+
+
+@pytest.mark.parametrize("fn, message", [
+    (returns_hidden, "this looks like the hidden vector relu(W1 x + b1)"),
+    (forgets_return, "returned None. Did you forget the `return` statement"),
+    (divides_by_zero, "raised ZeroDivisionError: division by zero (line 2 of divides_by_zero: "
+                      "`scale = 1 / (len(x) - len(x))`)"),
+    (lambda *args: "0.5, 2.0", "returned a string ('0.5, 2.0'); return a list of 2 numbers"),
+    (lambda *args: 3.0, "returned a single number (3); return a list of 2 numbers"),
+    (lambda *args: {"y": 1}, "returned a dict"),
+    (lambda x, *args: [float("nan")] * len(x), "element 0 is nan; every output should be a finite number"),
+    (lambda x, *args: [1.0, math.inf] + [0.0] * (len(x) - 2), "element 1 is inf"),
+    (lambda *args: [[v] for v in flat.ffn_forward(*args)], "returned a list of 2 lists"),
+    (lambda *args: np.array(flat.ffn_forward(*args))[:, None], "returned an array of shape (2, 1)"),
+    (lambda *args: (v for v in flat.ffn_forward(*args)), "returned a generator"),
+    (changes_x, "changed its input `x` in place"),
+    (changes_b1, "changed its input `b1` in place"),
+])
+def test_ffn_forward_bad_returns_get_their_own_message(fn, message, capsys):
+    assert check_ffn_forward(fn) is False
+    out = capsys.readouterr().out
+    assert message in out, out
+    assert "Traceback" not in out
+
+
+@pytest.mark.parametrize("fn, message", [
+    (stub, "ffn_forward: not implemented yet"),
+    (ffn_nested_loops([1.0], [1.0], [0.0], [1.0], [0.0]), "expected a function"),
+])
+def test_ffn_forward_stub_and_non_function(fn, message, capsys):
+    assert check_ffn_forward(fn) is False
+    out = capsys.readouterr().out
+    assert message in out and "\u2718" not in out
+
+
+def test_a_right_answer_that_mutates_its_input_is_not_misdiagnosed(capsys):
+    assert check_ffn_forward(changes_x) is False
+    out = capsys.readouterr().out
+    assert "Likely mistake" not in out and "Possibly" not in out
+
+
+def test_the_checks_leave_their_cases_untouched():
+    before = copy.deepcopy([c.args for c in FFN_CASES])
+    check_ffn_forward(changes_x)
+    check_ffn_forward(changes_b1)
+    assert [c.args for c in FFN_CASES] == before
+
+
+# ---- check_matvec ---------------------------------------------------------------------------------------
+def matvec_loops(M, v):
+    n_cols = len(v)
+    out = []
+    for i in range(len(M) // n_cols):
+        total = 0
+        for j in range(n_cols):
+            total += M[i * n_cols + j] * v[j]
+        out.append(total)
+    return out
+
+
+def matvec_rows_sliced(M, v):
+    n = len(v)
+    rows = [M[start:start + n] for start in range(0, len(M), n)]
+    return tuple(sum(a * b for a, b in zip(r, v)) for r in rows)
+
+
+def matvec_numpy(M, v):
+    return np.reshape(M, (-1, len(v))) @ np.asarray(v)
+
+
+@pytest.mark.parametrize("fn", [matvec_loops, matvec_rows_sliced, matvec_numpy, flat.matvec])
+def test_matvec_accepts_correct_styles(fn, capsys):
+    assert check_matvec(fn) is True, capsys.readouterr().out
+
+
+def matvec_stride_rows(M, v):
+    n_rows = len(M) // len(v)
+    return [sum(M[i * n_rows + j] * v[j] for j in range(len(v))) for i in range(n_rows)]
+
+
+def matvec_column_major(M, v):
+    n_rows = len(M) // len(v)
+    return [sum(M[j * n_rows + i] * v[j] for j in range(len(v))) for i in range(n_rows)]
+
+
+def matvec_no_offset(M, v):
+    return [sum(M[j] * v[j] for j in range(len(v))) for _ in range(len(M) // len(v))]
+
+
+def matvec_not_reset(M, v):
+    out, total = [], 0.0
+    for i in range(len(M) // len(v)):
+        for j in range(len(v)):
+            total += M[i * len(v) + j] * v[j]
+        out.append(total)
+    return out
+
+
+@pytest.mark.parametrize("fn, named", [
+    (matvec_stride_rows, "the number of rows used as the stride"),
+    (matvec_column_major, "M read column by column"),
+    (matvec_no_offset, "the row offset i * n_cols left out"),
+    (matvec_not_reset, "the running sum is not reset for each row"),
+])
+def test_matvec_names_the_mistake(fn, named, capsys):
+    assert check_matvec(fn) is False
+    out = capsys.readouterr().out
+    assert f"Likely mistake: {named}" in out, out
+
+
+@pytest.mark.parametrize("fn, message", [
+    (lambda M, v: [sum(M[i * len(v) + j] * v[j] for i in range(len(M) // len(v))) for j in range(len(v))],
+     "returned 2 numbers; expected 3. 2 is the number of columns"),
+    (lambda M, v: None, "returned None"),
+    (lambda M, v: sum(M), "returned a single number"),
+    (lambda M, v: [M[0] / 0.0], "raised ZeroDivisionError"),
+])
+def test_matvec_bad_returns(fn, message, capsys):
+    assert check_matvec(fn) is False
+    assert message in capsys.readouterr().out
+
+
+def test_matvec_stub_and_a_single_number_for_one_row(capsys):
+    def matvec(M, v):
+        raise NotImplementedError("your code here")
+    assert check_matvec(matvec) is False
+    assert "matvec: not implemented yet" in capsys.readouterr().out
+    check_matvec(lambda M, v: [0.0])  # one number for every case: right length only for the 1 x 3 case
+    assert "returned 1 number; expected 3" in capsys.readouterr().out
+
+
+# ---- check_transpose ------------------------------------------------------------------------------------
+def transpose_loops(M, n_rows, n_cols):
+    out = []
+    for j in range(n_cols):
+        for i in range(n_rows):
+            out.append(M[i * n_cols + j])
+    return out
+
+
+def transpose_preallocated(M, n_rows, n_cols):
+    out = [0.0] * (n_rows * n_cols)
+    for i in range(n_rows):
+        for j in range(n_cols):
+            out[j * n_rows + i] = M[i * n_cols + j]
+    return out
+
+
+def transpose_numpy(M, n_rows, n_cols):
+    return np.reshape(M, (n_rows, n_cols)).T.ravel()
+
+
+def transpose_slicing(M, n_rows, n_cols):
+    return tuple(value for j in range(n_cols) for value in M[j::n_cols])
+
+
+@pytest.mark.parametrize("fn", [transpose_loops, transpose_preallocated, transpose_numpy, transpose_slicing,
+                                flat.transpose])
+def test_transpose_accepts_correct_styles(fn, capsys):
+    assert check_transpose(fn) is True, capsys.readouterr().out
+
+
+def transpose_loops_swapped(M, n_rows, n_cols):
+    return [M[i * n_cols + j] for i in range(n_rows) for j in range(n_cols)]
+
+
+def transpose_wrong_stride(M, n_rows, n_cols):
+    return [M[i * n_rows + j] for j in range(n_cols) for i in range(n_rows)]
+
+
+def transpose_arguments_swapped(M, n_rows, n_cols):
+    return transpose_loops(M, n_cols, n_rows)
+
+
+@pytest.mark.parametrize("fn, named", [
+    (transpose_loops_swapped, "M copied in its original order"),
+    (transpose_wrong_stride, "M read with the number of rows as its stride"),
+    (transpose_arguments_swapped, "n_rows and n_cols swapped"),
+])
+def test_transpose_names_the_mistake(fn, named, capsys):
+    assert check_transpose(fn) is False
+    out = capsys.readouterr().out
+    assert f"Likely mistake: {named}" in out, out
+
+
+@pytest.mark.parametrize("fn, message", [
+    (lambda M, r, c: [list(M[j::c]) for j in range(c)], "returned a list of 3 lists, a matrix of rows"),
+    (lambda M, r, c: np.reshape(M, (r, c)).T, "returned an array of shape (3, 2)"),
+    (lambda M, r, c: M[:-1], "returned 5 numbers; expected 6"),
+    (lambda M, r, c: M.reverse(), "returned None"),
+])
+def test_transpose_bad_returns(fn, message, capsys):
+    assert check_transpose(fn) is False
+    assert message in capsys.readouterr().out
+
+
+def test_transpose_that_sorts_in_place_is_told(capsys):
+    def transpose(M, n_rows, n_cols):
+        M.sort(key=lambda value: value % 10)   # sorts by column, which happens to give the transpose
+        return M
+    assert check_transpose(transpose) is False
+    assert "changed its input `M` in place" in capsys.readouterr().out

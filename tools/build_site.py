@@ -7,7 +7,7 @@ Nothing is executed: the pages show what `make solutions` stored. Figures are em
 (data: URIs) and no page loads anything from the network, so the folder can be zipped, mailed or opened
 from disk. A widget cannot run without a kernel: where its output carries a static picture (the explorer's
 does) the picture stands in, with a note; otherwise the note alone says to open the notebook in JupyterLab.
-Maths is left as TeX source, since rendering it would need MathJax from the network.
+Maths ($...$, $$...$$) becomes MathML (latex2mathml), which browsers draw themselves: no MathJax to fetch.
 
 A notebook's summary is `metadata.ffn_course.summary` when set, else the first sentence of the first
 paragraph after the title in its first markdown cell.
@@ -24,7 +24,9 @@ from pathlib import Path
 import jinja2
 import mistune
 import nbformat
+from latex2mathml.converter import convert as latex_to_mathml
 from nbconvert import HTMLExporter
+from nbconvert.filters.markdown_mistune import IPythonRenderer, MarkdownWithMath
 
 ROOT = Path(__file__).resolve().parent.parent
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
@@ -37,6 +39,40 @@ OFFLINE_TEMPLATE = """{%- extends 'lab/index.html.j2' -%}
 """
 WIDGET_NOTE = ("<p class='ffn-widget-note'><em>{what} It needs a running kernel: open the notebook in JupyterLab "
                "(<code>make lab</code>) to use it.</em></p>")
+
+
+class MathMLRenderer(IPythonRenderer):
+    """nbconvert's markdown renderer, with maths written as MathML instead of left for MathJax."""
+
+    def _mathml(self, tex: str, display: str, fallback: str) -> str:
+        try:
+            return latex_to_mathml(tex, display=display)
+        except Exception:                      # TeX that latex2mathml cannot read stays as TeX source
+            return fallback
+
+    def inline_math(self, body: str) -> str:
+        return self._mathml(body, "inline", super().inline_math(body))
+
+    def block_math(self, body: str) -> str:
+        return self._mathml(body, "block", super().block_math(body))
+
+    def latex_environment(self, name: str, body: str) -> str:
+        return self._mathml(f"\\begin{{{name}}}{body}\\end{{{name}}}", "block",
+                            super().latex_environment(name, body))
+
+
+class OfflineHTMLExporter(HTMLExporter):
+    """The lab template without network scripts, and maths as MathML."""
+
+    @jinja2.pass_context
+    def markdown2html(self, context, source):
+        cell = context.get("cell", {})
+        renderer = MathMLRenderer(escape=False, attachments=cell.get("attachments", {}),
+                                  embed_images=self.embed_images,
+                                  path=context.get("resources", {}).get("metadata", {}).get("path", ""),
+                                  anchor_link_text=self.anchor_link_text,
+                                  exclude_anchor_links=self.exclude_anchor_links, **self.lexer_options)
+        return MarkdownWithMath(renderer=renderer).render(source)
 
 
 @dataclass
@@ -137,7 +173,7 @@ def build(out: Path, source: Path = ROOT / "solutions") -> list[Page]:
         raise SystemExit(f"No notebooks in {source}")
     notebooks = [nbformat.read(path, as_version=4) for path in paths]
     pages = [describe(nb, path.name) for nb, path in zip(notebooks, paths)]
-    exporter = HTMLExporter(template_file="ffn_offline.html.j2",
+    exporter = OfflineHTMLExporter(template_file="ffn_offline.html.j2",
                             extra_loaders=[jinja2.DictLoader({"ffn_offline.html.j2": OFFLINE_TEMPLATE})])
     out.mkdir(parents=True, exist_ok=True)
     for i, (nb, page) in enumerate(zip(notebooks, pages)):

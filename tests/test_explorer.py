@@ -104,3 +104,15 @@ def test_unknown_preset_or_activation_is_refused():
         explorer.explore("teapot")
     with pytest.raises(ValueError, match="unknown activation"):
         explorer.explore(activation="tanh")
+
+
+def test_lesson_01_shows_the_explorer_with_a_static_picture():
+    import nbformat
+    from pathlib import Path
+    path = Path(__file__).resolve().parent.parent / "solutions" / "01_hand_trace.ipynb"
+    cells = [c for c in nbformat.read(path, as_version=4).cells
+             if c.cell_type == "code" and "helpers.explorer" in c.source]
+    assert len(cells) == 1, "lesson 01 should show the explorer once (the browser test drives it there)"
+    (output,) = cells[0].outputs
+    assert output["data"]["text/plain"] == "FFNExplorer('robot', ReLU): 3 of 8 hidden units zeroed"
+    assert "image/png" in output["data"] and "application/vnd.jupyter.widget-view+json" in output["data"]

@@ -44,7 +44,9 @@ def graded(tmp_path_factory):
     write(submissions / "alice" / "01_hand_trace.ipynb",
           notebook(IMPORT, RIGHT, CHECK, "def firing_units():\n    raise NotImplementedError",
                    "check_firing_units(firing_units)"))
-    write(submissions / "alice" / "99_extra.ipynb", notebook(IMPORT, RIGHT, CHECK, lesson="99_extra"))
+    # ... and a later demonstration `ok = check_hand_trace(wrong)` that must not count against her.
+    write(submissions / "alice" / "99_extra.ipynb",
+          notebook(IMPORT, RIGHT, CHECK, "ok = check_hand_trace(lambda: None)", lesson="99_extra"))
     # bob: wrong answer, and a cell that raises before the checks (later cells still run).
     write(submissions / "bob" / "01_hand_trace.ipynb",
           notebook(IMPORT, "undefined_name + 1", WRONG, CHECK, "check_firing_units(None)"))
@@ -132,12 +134,17 @@ def test_csv_summary_and_executed_copies_are_written(graded):
     assert any(o.get("data", {}).get("text/plain") == "True" for c in copy.cells for o in c.get("outputs", []))
 
 
-def test_lesson_from_file_name_before_metadata():
-    lessons = ["01_hand_trace", "02_pure_python"]
+def test_lesson_from_file_name_then_metadata_then_the_checks_called():
+    expected = {"01_hand_trace": ["check_hand_trace", "check_firing_units"], "02_pure_python": ["check_matvec"]}
     nb = notebook(lesson="02_pure_python")
-    assert grade.lesson_of(Path("alice-01_hand_trace.ipynb"), nb, lessons) == "01_hand_trace"
-    assert grade.lesson_of(Path("homework.ipynb"), nb, lessons) == "02_pure_python"
-    assert grade.lesson_of(Path("homework.ipynb"), None, lessons) is None
+    assert grade.lesson_of(Path("alice-01_hand_trace.ipynb"), nb, expected) == "01_hand_trace"
+    assert grade.lesson_of(Path("homework.ipynb"), nb, expected) == "02_pure_python"
+    assert grade.lesson_of(Path("homework.ipynb"), None, expected) is None
+    anonymous = notebook(IMPORT, "check_firing_units(f)")
+    del anonymous.metadata["ffn_course"]
+    assert grade.lesson_of(Path("homework.ipynb"), anonymous, expected) == "01_hand_trace"
+    del anonymous.cells[-1]
+    assert grade.lesson_of(Path("homework.ipynb"), anonymous, expected) is None
 
 
 def test_command_line_refuses_a_missing_folder(tmp_path, capsys):

@@ -12,7 +12,9 @@ minute of its own). A cell that raises does not stop
 the run (it is noted and later cells still run). Before the learner's first cell the grader wraps every
 `check_<exercise>` in helpers.checks so that each call records its True/False verdict: the verdicts are the
 checks' own, recorded however the learner's notebook calls them. The exercises expected of a lesson are the
-`check_<exercise>(` calls in solutions/<lesson>.ipynb.
+lines that start with `check_<exercise>(` in solutions/<lesson>.ipynb; an exercise's verdict is that of the
+first call from such a line (a later `ok = check_x(buggy)` demonstration does not count), or else the first
+call at all. A notebook whose name and metadata do not say its lesson is matched by the checks it calls.
 
 What it writes (into --out, default grades/, git-ignored):
     grades.csv      one row per learner; one column per exercise: pass, fail, or "not run" (the check never
@@ -48,9 +50,11 @@ PASS, FAIL, NOT_RUN, ABSENT = "pass", "fail", "not run", ""
 # Runs before the learner's first cell: every check records its verdict, one JSON line per call.
 RECORDER = '''\
 def _ffn_grading_setup(record_path):
-    import functools, json
+    import functools, json, re
     from importlib import import_module
     import helpers.checks as checks
+    cell = {"source": ""}
+    get_ipython().events.register("pre_run_cell", lambda info: cell.update(source=info.raw_cell))
     def recording(name, check):
         @functools.wraps(check)
         def recorded(*args, **kwargs):
@@ -59,8 +63,9 @@ def _ffn_grading_setup(record_path):
                 verdict = check(*args, **kwargs)
                 return verdict
             finally:
+                own = re.search(rf"^\\s*{name}\\(", cell["source"], re.MULTILINE) is not None
                 with open(record_path, "a") as record:
-                    record.write(json.dumps({"check": name, "passed": verdict is True}) + "\\n")
+                    record.write(json.dumps({"check": name, "passed": verdict is True, "own_cell": own}) + "\\n")
         return recorded
     for module_name in checks.LESSON_MODULES:
         module = import_module(f"helpers.checks.{module_name}")
@@ -115,18 +120,23 @@ def find_submissions(folder: Path) -> dict[str, list[Path]]:
     return learners
 
 
-def lesson_of(path: Path, nb: nbformat.NotebookNode | None, lessons: list[str]) -> str | None:
-    for lesson in sorted(lessons, key=len, reverse=True):
+def lesson_of(path: Path, nb: nbformat.NotebookNode | None, expected: dict[str, list[str]]) -> str | None:
+    """The lesson a notebook is: by its file name, its metadata, or else the checks it calls."""
+    for lesson in sorted(expected, key=len, reverse=True):
         if lesson in path.name:
             return lesson
-    if nb is not None:
-        source = Path(str(nb.metadata.get("ffn_course", {}).get("generated_from", ""))).stem
-        if source in lessons:
-            return source
-    return None
+    if nb is None:
+        return None
+    source = Path(str(nb.metadata.get("ffn_course", {}).get("generated_from", ""))).stem
+    if source in expected:
+        return source
+    called = {n for c in nb.cells if c.cell_type == "code" for n in CHECK_CALL.findall(c.source)}
+    overlap = {lesson: len(called & set(checks)) for lesson, checks in expected.items()}
+    best = max(overlap, key=overlap.get, default=None)
+    return best if best and overlap[best] else None
 
 
-def grade_notebook(learner: str, path: Path, submissions: Path, out: Path, lessons: list[str],
+def grade_notebook(learner: str, path: Path, submissions: Path, out: Path, expected: dict[str, list[str]],
                    timeout: float) -> Result:
     """Execute one notebook with the recorder in front; never raises."""
     relative = path.relative_to(submissions)
@@ -135,11 +145,11 @@ def grade_notebook(learner: str, path: Path, submissions: Path, out: Path, lesso
     try:
         nb = nbformat.read(path, as_version=4)
     except Exception as error:                   # not JSON, or JSON that is no notebook
-        result.lesson = lesson_of(path, None, lessons)
+        result.lesson = lesson_of(path, None, expected)
         message = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
         result.problems.append(f"not a valid notebook ({message[:160]})")
         return result
-    result.lesson = lesson_of(path, nb, lessons)
+    result.lesson = lesson_of(path, nb, expected)
     if result.lesson is None:
         result.problems.append("could not tell which lesson this is (name it like notebooks/NN_name.ipynb)")
     with tempfile.TemporaryDirectory(prefix="ffn-grade-") as scratch:
@@ -166,10 +176,9 @@ def grade_notebook(learner: str, path: Path, submissions: Path, out: Path, lesso
             result.problems.append(f"the kernel died (in cell {running['cell']})")
         except Exception as error:
             result.problems.append(f"could not run: {type(error).__name__}: {str(error)[:160]}")
-        if record.exists():
-            for line in record.read_text().splitlines():
-                entry = json.loads(line)
-                result.verdicts[entry["check"]] = entry["passed"]     # the last call of a check counts
+        calls = [json.loads(line) for line in record.read_text().splitlines()] if record.exists() else []
+        for call in sorted(calls, key=lambda c: not c["own_cell"]):   # stable: own-cell calls first, in order
+            result.verdicts.setdefault(call["check"], call["passed"])
     setup = nb.cells.pop(0)
     for output in setup.get("outputs", []):
         if output.get("output_type") == "error":
@@ -198,7 +207,7 @@ def grade(submissions: Path, out: Path, timeout: float = 120, jobs: int = 1,
     expected = expected_exercises(solutions)
     learners = find_submissions(submissions)
     out.mkdir(parents=True, exist_ok=True)
-    tasks = [(learner, path, submissions, out, list(expected), timeout)
+    tasks = [(learner, path, submissions, out, expected, timeout)
              for learner, paths in learners.items() for path in paths]
     if jobs > 1 and len(tasks) > 1:
         with ProcessPoolExecutor(max_workers=jobs) as pool:

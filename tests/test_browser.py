@@ -258,7 +258,7 @@ def exercise_explorer(page, stem: str) -> None:
 
 
 @pytest.mark.parametrize("name", [p.name for p in NOTEBOOKS])
-def test_run_all_in_jupyterlab(lab, browser, name):
+def test_run_all_in_jupyterlab(browser, lab, name):   # browser first: no server when it skips
     deadline = time.monotonic() + NOTEBOOK_TIMEOUT
     stem, path = Path(name).stem, lab.root / name
     shows_explorer = "helpers.explorer" in path.read_text()

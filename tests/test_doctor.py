@@ -1,5 +1,6 @@
 """tools/doctor.py: every check passes here, and each kind of FAIL is reported with its fix."""
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -16,7 +17,9 @@ EDITABLE_URL = {"url": f"file://{ROOT}", "dir_info": {"editable": True}}
 
 
 def test_this_environment_passes_every_check():
-    done = subprocess.run([sys.executable, str(ROOT / "tools" / "doctor.py"), "--venv", sys.prefix],
+    # As `make doctor` runs it: from the checkout, with a relative --venv.
+    venv = os.path.relpath(sys.prefix, ROOT)
+    done = subprocess.run([sys.executable, "tools/doctor.py", "--venv", venv], cwd=ROOT,
                           capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stdout + done.stderr
     lines = done.stdout.splitlines()

@@ -187,7 +187,7 @@ def _prefix_of(executable: str) -> str | None:
 
 
 def diagnose(venv: Path, root: Path = ROOT) -> list[Result]:
-    python = venv / "bin" / "python"
+    python = Path(os.path.abspath(venv)) / "bin" / "python"     # the probe runs in another folder
     if not python.exists():
         return [Result(False, f"no Python at {python}: the course environment is not built",
                        "make lab   (or make test: either builds .venv the first time)")]

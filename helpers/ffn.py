@@ -95,19 +95,34 @@ def moe_ffn(x: np.ndarray, W_router: np.ndarray, experts: Sequence[Callable[[np.
             k: int = 2) -> np.ndarray:
     """Mixture of experts: each token goes to the k experts with the largest router logits.
 
-    x is (n, d), W_router is (d, n_experts), each expert maps (m, d) to (m, d). A token's output is the sum
-    of its k experts' outputs weighted by the softmax of those k logits (the same as a softmax over all
-    experts renormalised over the chosen k, as Mixtral does). Ties go to the lower expert index.
+    x is (n, d) (or any (..., d): leading dimensions are tokens), W_router is (d, n_experts), and each expert
+    maps (m, d) to (m, d). A token's output is the sum of its k experts' outputs weighted by the softmax of
+    those k logits, which equals a softmax over all experts renormalised over the chosen k (as Mixtral does).
+
+    - Each expert is called once, on all the tokens routed to it together (a batch of rows, in token order);
+      an expert that receives no token is not called at all.
+    - Ties between equal logits go to the lower expert index (a stable sort), so the result is reproducible.
+    - k must be an integer from 1 to n_experts; k = n_experts is the full softmax mixture of every expert.
+    - The output has x's shape and dtype (float32 in, float32 out).
     """
     n_experts = len(experts)
+    if isinstance(k, bool) or not isinstance(k, (int, np.integer)):
+        raise TypeError(f"k must be an integer, got {k!r}")
     if not 1 <= k <= n_experts:
         raise ValueError(f"k must be between 1 and the number of experts ({n_experts}), got {k}")
-    logits = x @ W_router                                             # (n, n_experts)
+    x = np.asarray(x)
+    tokens_in = x.reshape(-1, x.shape[-1])                            # (n, d) every token a row
+    logits = tokens_in @ W_router                                     # (n, n_experts)
     chosen = np.argsort(-logits, axis=-1, kind="stable")[:, :k]       # (n, k) expert indices, best first
-    weights = softmax(np.take_along_axis(logits, chosen, axis=-1))    # (n, k)
-    y = np.zeros_like(x)                                              # (n, d)
+    weights = softmax(np.take_along_axis(logits, chosen, axis=-1))    # (n, k) each row sums to 1
+    y = np.zeros(tokens_in.shape, np.result_type(x.dtype, np.float32))  # (n, d) x's dtype if float
     for e, expert in enumerate(experts):
-        tokens, slot = np.nonzero(chosen == e)                        # each token picks e at most once
-        if tokens.size:
-            y[tokens] += weights[tokens, slot, None] * expert(x[tokens])
-    return y
+        rows, slot = np.nonzero(chosen == e)                          # a token picks e at most once
+        if rows.size == 0:
+            continue                                                  # idle expert: not called
+        out = expert(tokens_in[rows])                                 # (m, d) one call for its m tokens
+        if np.shape(out) != (rows.size, x.shape[-1]):
+            raise ValueError(f"expert {e} mapped {rows.size} tokens of shape {tokens_in[rows].shape} to "
+                             f"shape {np.shape(out)}; an expert must return its input's shape")
+        y[rows] += weights[rows, slot, None] * out                    # (m, d) weighted, back in place
+    return y.reshape(x.shape)

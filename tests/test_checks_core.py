@@ -135,3 +135,24 @@ def test_no_possibly_from_a_mistake_that_gets_the_failing_case_right(capsys):
     out = capsys.readouterr().out
     assert ok is False and "in place" in out and "Possibly" not in out and "Likely" not in out
     assert "Hint" not in out  # a hint about the computation does not help with a changed input
+
+
+def test_a_mistake_with_a_malformed_result_is_named_when_the_learner_shares_it(capsys):
+    one_short = Mistake("last element dropped", "Keep every element.", lambda x: [2 * v for v in x][:-1])
+    ok = check_function("double", lambda x: [2 * v for v in x[:-1]], CASES, reference,
+                        lambda v, c: vector_problem(v, len(c.args["x"])), [one_short])
+    out = capsys.readouterr().out
+    assert ok is False and "Likely mistake: last element dropped" in out
+
+
+def test_functions_and_objects_passed_as_inputs_are_not_reported_as_changed():
+    from dataclasses import dataclass
+    from functools import partial
+
+    @dataclass
+    class Expert:
+        W: np.ndarray
+
+    args = {"expert": Expert(np.ones((2, 2))), "act": partial(np.maximum, 0)}
+    assert run(lambda expert, act: act(expert.W).sum(), args).mutated == []
+    assert run(lambda expert, act: expert.W.fill(3.0), args).mutated == ["expert"]

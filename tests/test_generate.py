@@ -125,3 +125,14 @@ def test_notebook_without_hashes_is_treated_as_a_learners(course, capsys):
     nbformat.write(nb, course / "notebooks" / "01_x.ipynb")
     assert nbtool.generate([], force=False) == 1
     assert "not written by this script" in capsys.readouterr().out
+
+
+def test_stream_chunks_are_merged_so_stored_json_is_stable():
+    cell = nbformat.v4.new_code_cell("print(1); print(2)")
+    cell.outputs = [nbformat.v4.new_output("stream", name="stdout", text="a"),
+                    nbformat.v4.new_output("stream", name="stdout", text="\nb\n"),
+                    nbformat.v4.new_output("stream", name="stderr", text="warn\n"),
+                    nbformat.v4.new_output("stream", name="stdout", text="c\n")]
+    nbtool.coalesce_streams(cell)
+    assert [(o.name, o.text) for o in cell.outputs] == [("stdout", "a\nb\n"), ("stderr", "warn\n"),
+                                                         ("stdout", "c\n")]

@@ -110,11 +110,28 @@ def learner_changes(existing: nbformat.NotebookNode) -> list[str]:
     return changes
 
 
+def coalesce_streams(cell: nbformat.NotebookNode) -> None:
+    """Merge consecutive stdout (or stderr) chunks into one output. How the kernel splits a cell's printing
+    into messages depends on timing, so without this the stored JSON would change from run to run."""
+    merged = []
+    for output in cell.get("outputs", []):
+        previous = merged[-1] if merged else None
+        if (output.output_type == "stream" and previous is not None and previous.output_type == "stream"
+                and previous.name == output.name):
+            previous.text += output.text
+        else:
+            merged.append(output)
+    cell.outputs = merged
+
+
 def execute(nb: nbformat.NotebookNode, cwd: Path) -> None:
     """Run every cell in a fresh kernel of this environment, storing the outputs in `nb`."""
     client = NotebookClient(nb, timeout=EXECUTE_TIMEOUT, kernel_name="python3", record_timing=False,
                             resources={"metadata": {"path": str(cwd)}})
     client.execute()
+    for cell in nb.cells:
+        if cell.cell_type == "code":
+            coalesce_streams(cell)
 
 
 def same_sources(a: nbformat.NotebookNode, b: nbformat.NotebookNode) -> bool:

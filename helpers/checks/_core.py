@@ -79,6 +79,10 @@ def _same(a: Any, b: Any) -> bool:
         return type(a) is type(b) and len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
     if isinstance(a, dict) and isinstance(b, dict):
         return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
+    if callable(a) and callable(b):
+        return True  # a function passed in (an expert, an activation) is not data the learner could change
+    if type(a) is type(b) and hasattr(a, "__dict__") and not isinstance(a, type):
+        return _same(vars(a), vars(b))  # e.g. a dataclass holding arrays, compared field by field
     try:
         return bool(a == b) or (isinstance(a, float) and isinstance(b, float) and math.isnan(a) and math.isnan(b))
     except Exception:  # an object whose == itself fails is not the same as anything
@@ -257,25 +261,41 @@ def answer_of(report: Report, fn: Any) -> tuple[bool, Any]:
     return True, outcome.value
 
 
-def _matches(outcome: Outcome, normalized: Any, other: Outcome, compare: Callable[[Any, Any], bool]) -> bool:
+def _agree(outcome: Outcome, normalized: Any, other: Outcome, case: Case, validate, normalize, compare) -> bool:
+    """Whether the learner's outcome on a case is the one a mistake produces there."""
     if outcome.raised or other.raised:
         return outcome.raised and other.raised and type(outcome.error) is type(other.error)
-    return normalized is not None and compare(normalized, other.value)
+    try:
+        if validate(other.value, case) is not None:  # the mistake returns something malformed here ...
+            # ... so it matches a learner whose result is malformed in the same way
+            return normalized is None and (close(outcome.value, other.value) or _same(outcome.value, other.value))
+        return normalized is not None and compare(normalized, normalize(other.value))
+    except Exception:  # a comparison that cannot be made is not a match
+        return False
+
+
+def _wrong(result: Outcome, case: Case, expected: Any, validate, normalize, compare) -> bool:
+    """Whether a mistake's outcome on a case differs from the expected one."""
+    try:
+        return (result.raised or validate(result.value, case) is not None
+                or not compare(normalize(result.value), expected))
+    except Exception:
+        return True
 
 
 def _diagnose(outcomes: list[tuple[Outcome, Any]], cases: Sequence[Case], mistakes: Sequence[Mistake],
-              compare: Callable[[Any, Any], bool], first_failure: int,
-              expected: Any) -> tuple[str, Mistake] | None:
+              validate, normalize, compare, first_failure: int, expected: Any) -> tuple[str, Mistake] | None:
     """Name the mistake that reproduces the learner's results: on every case if possible, else on the
-    first failing case (only a mistake that itself gets that case wrong, i.e. differs from `expected`)."""
+    first failing case (only a mistake that itself gets that case wrong)."""
     partial = None
     for mistake in mistakes:
         results = [run(mistake.fn, case.args) for case in cases]
-        agree = [_matches(o, n, r, compare) for (o, n), r in zip(outcomes, results)]
+        agree = [_agree(o, n, r, case, validate, normalize, compare)
+                 for (o, n), r, case in zip(outcomes, results, cases)]
         if all(agree):
             return "Likely mistake", mistake
-        wrong_there = results[first_failure].raised or not compare(results[first_failure].value, expected)
-        if partial is None and agree[first_failure] and wrong_there:
+        if (partial is None and agree[first_failure]
+                and _wrong(results[first_failure], cases[first_failure], expected, validate, normalize, compare)):
             partial = mistake
     return ("Possibly", partial) if partial else None
 
@@ -333,7 +353,7 @@ def check_function(title: str, fn: Any, cases: Sequence[Case], reference: Callab
             report.failed(case.name, message)
     found = None
     if failures and mistakes:
-        found = _diagnose(outcomes, cases, mistakes, compare, failures[0], first_expected)
+        found = _diagnose(outcomes, cases, mistakes, validate, normalize, compare, failures[0], first_expected)
     if found:
         label, mistake = found
         report.line(f"{label}: {mistake.name}. {mistake.fix}")

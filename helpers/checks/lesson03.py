@@ -1,3 +1,345 @@
-"""Checks for lesson 03 (not written yet)."""
+"""Checks for lesson 03: the batched FFN in NumPy, counting its parameters, and running it in chunks."""
+from __future__ import annotations
 
-__all__: list[str] = []
+import sys
+from dataclasses import dataclass
+from typing import Any, Callable
+
+import numpy as np
+
+from helpers.checks._core import (Case, Mistake, _is_library, array_problem, check_function, close,
+                                  fmt)
+from helpers.ffn import ffn, relu
+from helpers.measure import peak_bytes
+
+__all__ = ["check_ffn_batched", "check_count_ffn_params", "check_ffn_chunked"]
+
+
+def _not_a_function(title: str, fn: Any) -> bool:
+    print(f"{title}: expected a function but got {fmt(fn)} ({type(fn).__name__}). Pass the function itself, "
+          f"without calling it: check_{title}({title}), not check_{title}({title}(...)).")
+    return False
+
+
+def _dyadic(rng: np.random.Generator, shape: tuple[int, ...], step: float, dtype=np.float64) -> np.ndarray:
+    """Small multiples of `step` (a power of two): every sum and product in a small FFN is then exact in
+    float32 and float64 alike, so any correct order of operations gives exactly the same numbers."""
+    return (rng.integers(-4, 5, size=shape) * step).astype(dtype)
+
+
+def _ffn_case(name: str, seed: int, T: int, d: int, d_ff: int, dtype=np.float64) -> Case:
+    rng = np.random.default_rng(seed)
+    return Case(name, {"x": _dyadic(rng, (T, d), 0.5, dtype), "W1": _dyadic(rng, (d, d_ff), 0.25, dtype),
+                       "b1": _dyadic(rng, (d_ff,), 0.25, dtype), "W2": _dyadic(rng, (d_ff, d), 0.25, dtype),
+                       "b2": _dyadic(rng, (d,), 0.25, dtype)})
+
+
+def _ffn_array_problem(value: Any, case: Case, extra_hints: dict | None = None) -> str | None:
+    """array_problem for an FFN's output (T, d), with hints for the shapes and dtypes that slips produce."""
+    x, W1 = case.args["x"], case.args["W1"]
+    (T, d), d_ff = x.shape, W1.shape[1]
+    if isinstance(value, (list, tuple)) and value and all(isinstance(v, np.ndarray) for v in value):
+        return (f"returned a {type(value).__name__} of {len(value)} arrays; stack the rows into one (T, d) "
+                "array, for example with np.stack(rows) or np.concatenate(chunks)")
+    hints = {(T, d_ff): "That is the hidden layer's shape: the second matrix W2 was not applied",
+             (d,): "One row for the whole sequence: something reduced over the tokens, for example np.max(h, 0) "
+                   "(the largest value in each column) where np.maximum(h, 0) (element by element) was meant",
+             **(extra_hints or {})}
+    if T != d:
+        hints[(d, T)] = "That is the output transposed: keep one token per row, shape (T, d)"
+    problem = array_problem(value, (T, d), shape_hints=hints)
+    if problem is None and value.dtype != x.dtype:
+        problem = f"returned dtype {value.dtype} from {x.dtype} inputs; the output should keep the inputs' dtype"
+        if x.dtype == np.float32 and value.dtype == np.float64:
+            problem += (". Something upcast to float64: np.zeros((T, d)) and np.empty((T, d)) are float64 unless "
+                        "you pass dtype=x.dtype, and so is an array built from Python floats")
+    return problem
+
+
+def _describe_rows(value: Any) -> str:
+    """A (T, d) array as its shape, first row and last row: a slip in the last chunk shows in the last row."""
+    if not isinstance(value, np.ndarray) or value.ndim != 2 or value.shape[0] < 2:
+        return fmt(value)
+    return f"shape {value.shape}, first row {fmt(value[0])}, last row {fmt(value[-1])}"
+
+
+# --------------------------------------------------------------------------------------------------------
+# Exercise 1: ffn_batched(x, W1, b1, W2, b2) for x of shape (T, d), row-vector convention.
+# --------------------------------------------------------------------------------------------------------
+def _reference_batched(x, W1, b1, W2, b2):
+    return ffn(x, W1, b1, W2, b2)
+
+
+_BATCHED_MISTAKES = [
+    Mistake("weights used transposed, in the W @ x layout",
+            "Here W1 is (d, d_ff) and a token is a row, so the first step is x @ W1 (not x @ W1.T or W1 @ x). "
+            "With d != d_ff the transposed product cannot even run; a square case hides it.",
+            lambda x, W1, b1, W2, b2: relu(x @ W1.T + b1) @ W2.T + b2),
+    Mistake("ReLU applied after W2 as well",
+            "The nonlinearity goes only between the two linear maps. The output must stay signed: it is added "
+            "back onto x, and a clamped output could never push a coordinate down.",
+            lambda x, W1, b1, W2, b2: relu(relu(x @ W1 + b1) @ W2 + b2)),
+    Mistake("ReLU moved to after W2 (none between the two matrices)",
+            "Apply relu to the hidden layer, h = relu(x @ W1 + b1), and leave the output h @ W2 + b2 unclamped.",
+            lambda x, W1, b1, W2, b2: relu((x @ W1 + b1) @ W2 + b2)),
+    Mistake("ReLU applied before adding b1",
+            "The bias is part of the pre-activation: relu(x @ W1 + b1), not relu(x @ W1) + b1.",
+            lambda x, W1, b1, W2, b2: (relu(x @ W1) + b1) @ W2 + b2),
+    Mistake("no activation at all",
+            "Without relu the two matrices collapse into one linear map; apply relu to x @ W1 + b1.",
+            lambda x, W1, b1, W2, b2: (x @ W1 + b1) @ W2 + b2),
+    Mistake("both biases left out", "Add b1 to x @ W1 (before relu) and b2 to h @ W2.",
+            lambda x, W1, b1, W2, b2: relu(x @ W1) @ W2),
+    Mistake("b1 left out", "Add b1 to x @ W1 before relu: each hidden unit has its own bias.",
+            lambda x, W1, b1, W2, b2: relu(x @ W1) @ W2 + b2),
+    Mistake("b2 left out", "Add b2 to h @ W2: the output has a bias too.",
+            lambda x, W1, b1, W2, b2: relu(x @ W1 + b1) @ W2),
+]
+
+
+def _batched_cases() -> list[Case]:
+    return [
+        _ffn_case("3 tokens, d = 2 -> d_ff = 5", 0, T=3, d=2, d_ff=5),
+        _ffn_case("4 tokens, d = d_ff = 3 (square: a transpose does not crash here)", 14, T=4, d=3, d_ff=3),
+        _ffn_case("6 tokens in float32, d = 4 -> d_ff = 8 (float32 in, float32 out)", 5, T=6, d=4, d_ff=8,
+                  dtype=np.float32),
+        _ffn_case("a single token as a (1, d) array, d = 3 -> d_ff = 6", 6, T=1, d=3, d_ff=6),
+    ]
+
+
+def python_steps(fn: Callable, args: tuple) -> int | None:
+    """How many Python-level steps a call makes in code outside the libraries: lines run and functions
+    called (including NumPy's). None when the call raises. A loop over tokens makes this grow with T."""
+    count = 0
+
+    def on_call(frame, event, arg):  # sys.settrace: called for every Python function entered
+        nonlocal count
+        if _is_library(frame.f_code.co_filename):
+            return None
+        return on_line
+
+    def on_line(frame, event, arg):
+        nonlocal count
+        if event == "line":
+            count += 1
+        return on_line
+
+    def on_profile(frame, event, arg):  # sys.setprofile: Python and C function calls
+        nonlocal count
+        if event in ("call", "c_call"):
+            count += 1
+
+    old_trace, old_profile = sys.gettrace(), sys.getprofile()
+    sys.settrace(on_call)
+    sys.setprofile(on_profile)
+    try:
+        fn(*args)
+    except Exception:
+        return None
+    finally:
+        sys.setprofile(old_profile)
+        sys.settrace(old_trace)
+    return count
+
+
+def _per_token_note(fn: Callable) -> str | None:
+    """A note when fn runs Python code once per token (correct, but slow at real sizes)."""
+    small, big = _ffn_case("", 7, T=1, d=4, d_ff=8), _ffn_case("", 7, T=33, d=4, d_ff=8)
+    steps = [python_steps(fn, tuple(case.args.values())) for case in (small, big)]
+    if None in steps or steps[1] - steps[0] < 32:
+        return None
+    return (f"Note: correct, but your function runs Python code for every token ({steps[0]} Python steps "
+            f"for 1 token, {steps[1]} for 33). Try x @ W1 on the whole (T, d) array: one matmul does every "
+            "token at once, and section 1 showed how much faster that is.")
+
+
+def check_ffn_batched(fn) -> bool:
+    """Grade `ffn_batched(x, W1, b1, W2, b2)`: relu(x @ W1 + b1) @ W2 + b2 for x of shape (T, d)."""
+    if not callable(fn):
+        return _not_a_function("ffn_batched", fn)
+    ok = check_function(
+        "ffn_batched", fn, _batched_cases(), _reference_batched, _ffn_array_problem, _BATCHED_MISTAKES,
+        describe=_describe_rows,
+        fallback_hint="write it as three lines: h = x @ W1 + b1  # (T, d_ff), then h = relu(h), then "
+                      "return h @ W2 + b2  # (T, d).")
+    if ok:
+        note = _per_token_note(fn)
+        if note:
+            print(f"  {note}")
+    return ok
+
+
+# --------------------------------------------------------------------------------------------------------
+# Exercise 2: count_ffn_params(d, d_ff, bias=True).
+# --------------------------------------------------------------------------------------------------------
+def _reference_count(d, d_ff, bias=True):
+    return d * d_ff + d_ff + d_ff * d + d if bias else 2 * d * d_ff
+
+
+_COUNT_MISTAKES = [
+    Mistake("the biases forgotten",
+            "With bias=True add b1 (one number per hidden unit, d_ff) and b2 (one per output, d).",
+            lambda d, d_ff, bias=True: 2 * d * d_ff),
+    Mistake("biases counted even when bias=False",
+            "Count b1 and b2 only when bias is True; with bias=False the FFN is just the two matrices.",
+            lambda d, d_ff, bias=True: 2 * d * d_ff + d_ff + d),
+    Mistake("only one matrix counted (W1 and b1)",
+            "The FFN has two matrices: W1 (d x d_ff) expands and W2 (d_ff x d) projects back.",
+            lambda d, d_ff, bias=True: d * d_ff + (d_ff if bias else 0)),
+    Mistake("only one weight matrix counted",
+            "W1 (d x d_ff) and W2 (d_ff x d) each hold d * d_ff weights: count both.",
+            lambda d, d_ff, bias=True: d * d_ff + (d + d_ff if bias else 0)),
+    Mistake("both biases given the hidden width d_ff",
+            "b1 has d_ff numbers (one per hidden unit) but b2 has d (one per output coordinate).",
+            lambda d, d_ff, bias=True: 2 * d * d_ff + (2 * d_ff if bias else 0)),
+    Mistake("both biases given the model width d",
+            "b1 has d_ff numbers (one per hidden unit), b2 has d (one per output coordinate).",
+            lambda d, d_ff, bias=True: 2 * d * d_ff + (2 * d if bias else 0)),
+    Mistake("d_ff assumed to be 4 * d",
+            "Use the d_ff you are given: many models have d_ff = 4d, but not all (SwiGLU models use about 8/3 d).",
+            lambda d, d_ff, bias=True: 8 * d * d + (5 * d if bias else 0)),
+    Mistake("W1 counted as d x d and W2 as d_ff x d_ff",
+            "W1 maps d numbers to d_ff numbers, so it is d x d_ff; W2 is d_ff x d.",
+            lambda d, d_ff, bias=True: d * d + d_ff * d_ff + (d + d_ff if bias else 0)),
+]
+
+
+def _count_cases() -> list[Case]:
+    return [
+        Case("GPT-2 small, d = 768 -> d_ff = 3072, with biases", {"d": 768, "d_ff": 3072, "bias": True}),
+        Case("the original Transformer base, 512 -> 2048, bias=False", {"d": 512, "d_ff": 2048, "bias": False}),
+        Case("a small FFN, 3 -> 5, with biases", {"d": 3, "d_ff": 5, "bias": True}),
+        Case("a small FFN, 3 -> 5, bias=False", {"d": 3, "d_ff": 5, "bias": False}),
+        Case("bias left at its default (True), 4 -> 16", {"d": 4, "d_ff": 16}),
+        Case("a narrow hidden layer, 10 -> 7, with biases", {"d": 10, "d_ff": 7, "bias": True}),
+    ]
+
+
+def _count_problem(value: Any, case: Case) -> str | None:
+    if value is None:
+        return "returned None. Did you forget the `return` statement?"
+    if isinstance(value, (bool, np.bool_)):
+        return f"returned {value}, a truth value; return the number of parameters"
+    if isinstance(value, (float, np.floating)):
+        if np.isfinite(value) and float(value).is_integer():
+            return (f"returned the float {float(value):.1f}; a count is a whole number: return an int "
+                    "(use // rather than /, or int(...))")
+        return f"returned {fmt(value)}, which is not a whole number; a parameter count is an int"
+    if not isinstance(value, (int, np.integer)):
+        return f"returned {fmt(value)} ({type(value).__name__}); return one int, the number of parameters"
+    return None
+
+
+def check_count_ffn_params(fn) -> bool:
+    """Grade `count_ffn_params(d, d_ff, bias=True)`: the number of parameters in W1, b1, W2 and b2."""
+    if not callable(fn):
+        return _not_a_function("count_ffn_params", fn)
+    return check_function(
+        "count_ffn_params", fn, _count_cases(), _reference_count, _count_problem, _COUNT_MISTAKES,
+        compare=lambda got, expected: got == expected, normalize=int, describe=lambda n: f"{n:,}",
+        fallback_hint="list the four arrays with their shapes, W1 (d, d_ff), b1 (d_ff,), W2 (d_ff, d), "
+                      "b2 (d,), and add up their sizes; leave the biases out when bias is False.")
+
+
+# --------------------------------------------------------------------------------------------------------
+# Exercise 3: ffn_chunked(x, W1, b1, W2, b2, chunk): the same numbers, `chunk` tokens at a time.
+# --------------------------------------------------------------------------------------------------------
+MEMORY_T = 512  # tokens in the case that measures memory
+
+
+@dataclass
+class _Measured:
+    """What the learner's function returned, and the most memory it held at once."""
+    value: Any
+    peak: int
+
+
+def _measured(fn: Callable) -> Callable:
+    def call(*args):
+        value, peak = peak_bytes(fn, *args)
+        return _Measured(value, peak)
+    return call
+
+
+def _reference_chunked(x, W1, b1, W2, b2, chunk):
+    return ffn(x, W1, b1, W2, b2)
+
+
+def _chunked_case(name: str, seed: int, T: int, chunk: int, d: int = 3, d_ff: int = 6,
+                  dtype=np.float64) -> Case:
+    case = _ffn_case(name, seed, T, d, d_ff, dtype)
+    case.args["chunk"] = chunk
+    return case
+
+
+def _chunked_cases() -> list[Case]:
+    return [
+        _chunked_case("10 tokens in chunks of 4 (the last chunk has 2 tokens)", 21, T=10, chunk=4),
+        _chunked_case("12 tokens in chunks of 4 (no partial chunk)", 22, T=12, chunk=4),
+        _chunked_case("5 tokens in chunks of 8 (one chunk, shorter than chunk)", 23, T=5, chunk=8),
+        _chunked_case("7 tokens in chunks of 1", 24, T=7, chunk=1),
+        _chunked_case("9 tokens in float32, chunks of 4 (float32 in, float32 out)", 25, T=9, chunk=4,
+                      dtype=np.float32),
+        _chunked_case(f"{MEMORY_T} tokens in chunks of 64, d = 16 -> d_ff = 256 (memory measured)", 26,
+                      T=MEMORY_T, chunk=64, d=16, d_ff=256),
+    ]
+
+
+def _chunked_problem(measured: _Measured, case: Case) -> str | None:
+    x, chunk = case.args["x"], case.args["chunk"]
+    T, d_ff = x.shape[0], case.args["W1"].shape[1]
+    hints = {}
+    if T % chunk and T > chunk:
+        left = T % chunk
+        missing = f"The last {left} tokens are" if left > 1 else "The last token is"
+        hints[(T - left, x.shape[1])] = (f"{missing} missing: the last, shorter chunk was dropped. "
+                                         "range(0, T, chunk) starts a chunk at every multiple of chunk, and "
+                                         "x[s:s + chunk] stops at the end by itself")
+    value = measured.value
+    problem = _ffn_array_problem(value, case, hints)
+    if problem or T < MEMORY_T:
+        return problem
+    whole = T * d_ff * x.itemsize  # bytes of the whole (T, d_ff) hidden layer
+    if measured.peak > whole / 2 and close(value, _reference_chunked(**case.args)):
+        return (f"gives the right numbers but held {measured.peak / 1024:,.0f} KiB at once, about as much as the "
+                f"whole (T, d_ff) hidden layer ({whole / 1024:,.0f} KiB): it computes all tokens together. "
+                "Call the FFN on one slice x[s:s + chunk] at a time, inside the loop")
+    return None
+
+
+def _chunks_leaving_zeros(x, W1, b1, W2, b2, chunk):
+    y = np.zeros((x.shape[0], W2.shape[1]), dtype=x.dtype)
+    for i in range(x.shape[0] // chunk):                          # full chunks only
+        y[i * chunk:(i + 1) * chunk] = ffn(x[i * chunk:(i + 1) * chunk], W1, b1, W2, b2)
+    return y
+
+
+def _chunks_from_index(x, W1, b1, W2, b2, chunk):
+    y = np.zeros((x.shape[0], W2.shape[1]), dtype=x.dtype)
+    for i, s in enumerate(range(0, x.shape[0], chunk)):
+        rows = y[s:s + chunk]
+        rows[:] = ffn(x[i:i + chunk], W1, b1, W2, b2)[:len(rows)]  # x sliced from i, not from s
+    return y
+
+
+_CHUNKED_MISTAKES = [
+    Mistake("the last, shorter chunk never computed (its rows left at zero)",
+            "Loop with `for s in range(0, T, chunk)` and take x[s:s + chunk]: the last slice is simply shorter. "
+            "range(T // chunk) chunks stop before the leftover tokens.",
+            _chunks_leaving_zeros),
+    Mistake("slices started at the chunk number i instead of at i * chunk",
+            "Chunk i covers tokens i * chunk up to (i + 1) * chunk; or loop over the starts directly, "
+            "`for s in range(0, T, chunk)`.",
+            _chunks_from_index),
+]
+
+
+def check_ffn_chunked(fn) -> bool:
+    """Grade `ffn_chunked(x, W1, b1, W2, b2, chunk)`: ffn's numbers, computed `chunk` tokens at a time."""
+    if not callable(fn):
+        return _not_a_function("ffn_chunked", fn)
+    return check_function(
+        "ffn_chunked", _measured(fn), _chunked_cases(), _reference_chunked, _chunked_problem,
+        _CHUNKED_MISTAKES, normalize=lambda measured: measured.value, describe=_describe_rows,
+        fallback_hint="make y = np.empty((T, d), dtype=x.dtype), then for s in range(0, T, chunk): "
+                      "y[s:s + chunk] = ffn(x[s:s + chunk], W1, b1, W2, b2).")

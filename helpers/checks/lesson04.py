@@ -1,3 +1,347 @@
-"""Checks for lesson 04 (not written yet)."""
+"""Checks for lesson 04, activations: gelu, silu, swiglu_ffn and swiglu_hidden."""
+from __future__ import annotations
 
-__all__: list[str] = []
+import math
+import warnings
+
+import numpy as np
+from scipy import special
+
+from helpers.checks._core import Case, Mistake, array_problem, check_function, close, fmt, run
+from helpers.ffn import gelu, gelu_tanh, relu, silu, swiglu_ffn
+from helpers.params import swiglu_hidden
+
+__all__ = ["check_gelu", "check_silu", "check_swiglu_ffn", "check_swiglu_hidden"]
+
+SQRT2 = math.sqrt(2.0)
+
+
+# --------------------------------------------------------------------------------------------------------
+# Shared by the two element-wise activations
+# --------------------------------------------------------------------------------------------------------
+def _elementwise_problem(value, case) -> str | None:
+    """Why `value` is not a finite array shaped like the input z (float32 may come back as float64)."""
+    z = case.args["z"]
+    hints = {(z.size,): "Your function flattened z; keep its shape (NumPy's element-wise functions do)."}
+    if isinstance(value, (list, tuple)):
+        return (f"returned a {type(value).__name__}; return a NumPy array shaped like z, {z.shape} "
+                "(np.array(...) of your list, or NumPy functions that work on the whole array)")
+    problem = array_problem(value, z.shape, shape_hints=hints)
+    if problem is not None:
+        return problem
+    if z.dtype == np.float64 and value.dtype != np.float64:
+        return (f"returned dtype {value.dtype} for float64 input; keep float64 (a cast to a smaller type "
+                "throws away precision)")
+    return None
+
+
+def _float32_note(fn, title: str) -> None:
+    """After a pass: say so (kindly) if float32 input came back as float64. Not a failure."""
+    z = np.linspace(-2.0, 2.0, 5, dtype=np.float32)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        outcome = run(fn, {"z": z})
+    value = outcome.value
+    if not outcome.raised and isinstance(value, np.ndarray) and value.dtype == np.float64:
+        print(f"  Note: {title} turned float32 input into float64. That is fine for this check, but the "
+              "course reference keeps float32 (a model stored in float32 needs half the memory). Common "
+              "causes: np.sqrt(2), a float64 scalar (math.sqrt(2) keeps float32), or np.vectorize over a "
+              "math function.")
+
+
+def _cases(seed: int, large: list[float]) -> list[Case]:
+    rng = np.random.default_rng(seed)
+    return [
+        Case("a grid of values from -4 to 4 (including 0)", {"z": np.linspace(-4.0, 4.0, 17)}),
+        Case("a (T, d_ff) = (3, 5) array of pre-activations", {"z": np.round(2 * rng.normal(size=(3, 5)), 3)}),
+        Case(f"large |z| (up to ±{max(large):g})", {"z": np.array(large)}),
+        Case("float32 input", {"z": np.linspace(-3.0, 3.0, 13, dtype=np.float32)}),
+    ]
+
+
+# --------------------------------------------------------------------------------------------------------
+# Exercise: exact GELU
+# --------------------------------------------------------------------------------------------------------
+def _Phi(z):
+    return 0.5 * special.erfc(-np.asarray(z, dtype=float) / SQRT2)
+
+
+def _density(z):
+    z = np.asarray(z, dtype=float)
+    return np.exp(-0.5 * z * z) / math.sqrt(2 * math.pi)
+
+
+_GELU_MISTAKES = [
+    Mistake("the tanh approximation (GPT-2's formula) where the exact GELU was asked for",
+            "Use the error function: gelu(z) = z * 0.5 * (1 + erf(z / sqrt(2))). The tanh form is close "
+            "(within 5e-4) but it is a different function.",
+            lambda z: gelu_tanh(np.asarray(z, dtype=float))),
+    Mistake("the density φ(z) used where the cumulative Φ(z) belongs",
+            "φ(z) = e^(-z²/2) / sqrt(2π) is the bell curve; GELU needs Φ(z), the area under it up to z: "
+            "Φ(z) = 0.5 * (1 + erf(z / sqrt(2))).",
+            lambda z: np.asarray(z, dtype=float) * _density(z)),
+    Mistake("the factor z is missing (that is Φ(z) alone)",
+            "GELU multiplies z by Φ(z): return z * Phi, not Phi.",
+            _Phi),
+    Mistake("erf(z) where erf(z / sqrt(2)) belongs",
+            "Φ(z) = 0.5 * (1 + erf(z / sqrt(2))): divide z by sqrt(2) inside the error function.",
+            lambda z: np.asarray(z, dtype=float) * 0.5 * (1 + special.erf(np.asarray(z, dtype=float)))),
+    Mistake("z multiplied by sqrt(2) inside erf instead of divided",
+            "Φ(z) = 0.5 * (1 + erf(z / sqrt(2))): divide by sqrt(2), don't multiply.",
+            lambda z: np.asarray(z, dtype=float) * 0.5 * (1 + special.erf(np.asarray(z, dtype=float) * SQRT2))),
+    Mistake("the factor 1/2 is missing",
+            "Φ(z) = 0.5 * (1 + erf(z / sqrt(2))) runs from 0 to 1; without the 0.5 it runs from 0 to 2.",
+            lambda z: 2 * gelu(np.asarray(z, dtype=float))),
+    Mistake("1 - erf where 1 + erf belongs (that is Φ(-z))",
+            "Φ(z) = 0.5 * (1 + erf(z / sqrt(2))) with a plus: large positive z should pass almost unchanged.",
+            lambda z: np.asarray(z, dtype=float) * _Phi(-np.asarray(z, dtype=float))),
+    Mistake("the sigmoid approximation z * sigmoid(1.702 z)",
+            "That is a cheaper stand-in; the exercise asks for the exact z * Φ(z) with the error function.",
+            lambda z: np.asarray(z, dtype=float) * special.expit(1.702 * np.asarray(z, dtype=float))),
+    Mistake("SiLU (z * sigmoid(z)) instead of GELU",
+            "GELU weights z by the normal CDF Φ(z) = 0.5 * (1 + erf(z / sqrt(2))), not by the sigmoid.",
+            lambda z: silu(np.asarray(z, dtype=float))),
+    Mistake("ReLU instead of GELU",
+            "max(0, z) is ReLU; GELU is z * Φ(z), smooth and slightly negative for negative z.",
+            lambda z: relu(np.asarray(z, dtype=float))),
+]
+
+
+def check_gelu(fn) -> bool:
+    """Grade `gelu(z)`: the exact GELU z * Φ(z), element-wise, for a NumPy array z of any shape."""
+    ok = check_function(
+        "gelu", fn, _cases(4, [-10.0, -6.0, -3.0, 3.0, 6.0, 10.0]), gelu, _elementwise_problem,
+        _GELU_MISTAKES, compare=lambda a, b: close(a, b, rtol=1e-5, atol=1e-6),
+        fallback_hint="gelu(z) = z * 0.5 * (1 + erf(z / sqrt(2))); scipy.special.erf works on whole arrays.")
+    if ok:
+        _float32_note(fn, "your gelu")
+    return ok
+
+
+# --------------------------------------------------------------------------------------------------------
+# Exercise: SiLU
+# --------------------------------------------------------------------------------------------------------
+_SILU_MISTAKES = [
+    Mistake("sigmoid alone, without the factor z",
+            "1 / (1 + e^-z) is the sigmoid σ(z); SiLU multiplies it by z: z / (1 + e^-z).",
+            lambda z: special.expit(np.asarray(z, dtype=float))),
+    Mistake("e^z where e^-z belongs (that is z * sigmoid(-z))",
+            "SiLU is z / (1 + e^-z), with a minus in the exponent: large positive z should pass almost "
+            "unchanged.",
+            lambda z: np.asarray(z, dtype=float) * special.expit(-np.asarray(z, dtype=float))),
+    Mistake("tanh where the sigmoid belongs (that is z * tanh(z))",
+            "SiLU uses the sigmoid 1 / (1 + e^-z), which runs from 0 to 1; tanh runs from -1 to 1.",
+            lambda z: np.asarray(z, dtype=float) * np.tanh(np.asarray(z, dtype=float))),
+    Mistake("GELU instead of SiLU",
+            "Both are z times a smooth step; SiLU's step is the sigmoid 1 / (1 + e^-z), not Φ(z).",
+            lambda z: gelu(np.asarray(z, dtype=float))),
+    Mistake("ReLU instead of SiLU",
+            "max(0, z) is ReLU; SiLU is z / (1 + e^-z), smooth and slightly negative for negative z.",
+            lambda z: relu(np.asarray(z, dtype=float))),
+]
+
+_SILU_LARGE = [-1000.0, -100.0, -40.0, 40.0, 100.0, 1000.0]
+
+
+def _silu_problem(value, case) -> str | None:
+    problem = _elementwise_problem(value, case)
+    if problem is None or not isinstance(value, np.ndarray) or value.shape != case.args["z"].shape:
+        return problem
+    z = case.args["z"]
+    bad = ~np.isfinite(value)
+    if np.any(bad & (z > 0)):
+        where = fmt(float(z[bad & (z > 0)].max()))
+        return (f"returned NaN or infinity for z = {where}: e^z overflows to inf there, and inf / inf is NaN. "
+                "Write it with e^-z instead, z / (1 + np.exp(-z)): for large positive z that is z / 1, and for "
+                "large negative z it is z / inf = 0, the right answer. scipy.special.expit(z) is a "
+                "sigmoid that never overflows.")
+    return problem
+
+
+def _overflow_hint(fn) -> str:
+    """The hint to print when no known mistake matches: about math.exp's OverflowError if that happened."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        outcome = run(fn, {"z": np.array(_SILU_LARGE)})
+    if isinstance(outcome.error, OverflowError):
+        return ("math.exp(1000) is too big for a Python float, so it raises. np.exp returns inf instead (with "
+                "a warning), and z / (1 + inf) = 0 is the right answer; scipy.special.expit(z) avoids both.")
+    return "silu(z) = z / (1 + e^-z) = z * sigmoid(z), element by element."
+
+
+def check_silu(fn) -> bool:
+    """Grade `silu(z)`: z / (1 + e^-z), element-wise, for a NumPy array z of any shape.
+
+    np.exp(-z) overflows to inf for very negative z with a RuntimeWarning, but z / inf = 0 is still the
+    right value: such a function passes, with a note about the warning.
+    """
+    hint = _overflow_hint(fn) if callable(fn) else ""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        ok = check_function(
+            "silu", fn, _cases(5, _SILU_LARGE), silu, _silu_problem, _SILU_MISTAKES,
+            compare=lambda a, b: close(a, b, rtol=1e-5, atol=1e-6), fallback_hint=hint)
+    overflowed = any(issubclass(w.category, RuntimeWarning) and "overflow" in str(w.message) for w in caught)
+    if ok and overflowed:
+        print("  Note: your silu is right, but NumPy warned 'overflow encountered in exp' along the way: for "
+              "z = -1000, e^-z = e^1000 is too big and becomes inf. The answer survives (z / inf = 0), so this "
+              "passes. To silence it, use scipy.special.expit(z) for the sigmoid (z * expit(z)), which "
+              "never overflows.")
+    if ok:
+        _float32_note(fn, "your silu")
+    return ok
+
+
+# --------------------------------------------------------------------------------------------------------
+# Exercise: the SwiGLU FFN
+# --------------------------------------------------------------------------------------------------------
+def _paths(x, W_gate, W_up):
+    x = np.asarray(x, dtype=float)
+    return x @ np.asarray(W_gate, dtype=float), x @ np.asarray(W_up, dtype=float)
+
+
+def _mutant(combine, after=lambda y: y):
+    """A SwiGLU-shaped function that combines the gate and value pre-activations with `combine`."""
+    def fn(x, W_gate, W_up, W_down):
+        g, v = _paths(x, W_gate, W_up)
+        return after(combine(g, v) @ np.asarray(W_down, dtype=float))
+    return fn
+
+
+_SWIGLU_MISTAKES = [
+    Mistake("gate and value swapped: SiLU went on the value path x @ W_up instead of the gate x @ W_gate",
+            "The gate is silu(x @ W_gate); the value x @ W_up passes through unchanged: "
+            "(silu(x @ W_gate) * (x @ W_up)) @ W_down.",
+            _mutant(lambda g, v: silu(v) * g)),
+    Mistake("SiLU applied to both paths",
+            "Only the gate path goes through SiLU; the value path x @ W_up is used as it is.",
+            _mutant(lambda g, v: silu(g) * silu(v))),
+    Mistake("the product is missing: only the gate path silu(x @ W_gate) reaches W_down",
+            "Multiply the gate by the value path, element by element: silu(x @ W_gate) * (x @ W_up).",
+            _mutant(lambda g, v: silu(g))),
+    Mistake("the product is missing: only the value path x @ W_up reaches W_down",
+            "Multiply the value path by the gate silu(x @ W_gate), element by element.",
+            _mutant(lambda g, v: v)),
+    Mistake("the two paths added instead of multiplied",
+            "The gate scales the value: use *, element-wise, not +.",
+            _mutant(lambda g, v: silu(g) + v)),
+    Mistake("SiLU applied after the product instead of to the gate",
+            "Apply SiLU to x @ W_gate first, then multiply: silu(x @ W_gate) * (x @ W_up).",
+            _mutant(lambda g, v: silu(g * v))),
+    Mistake("SiLU applied to the output, after W_down",
+            "Nothing follows W_down: the output must stay signed so the block can add it back onto x. Apply "
+            "SiLU to the gate path x @ W_gate.",
+            _mutant(lambda g, v: g * v, after=silu)),
+    Mistake("no SiLU at all (a plain product of the two paths)",
+            "Apply SiLU to the gate path: silu(x @ W_gate) * (x @ W_up).",
+            _mutant(lambda g, v: g * v)),
+    Mistake("ReLU instead of SiLU on the gate",
+            "SwiGLU's gate is SiLU, z / (1 + e^-z); use silu(x @ W_gate), not relu.",
+            _mutant(lambda g, v: relu(g) * v)),
+    Mistake("GELU instead of SiLU on the gate (that would be GeGLU)",
+            "SwiGLU's gate is SiLU, z / (1 + e^-z); use silu(x @ W_gate).",
+            _mutant(lambda g, v: gelu(g) * v)),
+    Mistake("the sigmoid instead of SiLU on the gate (that is the original GLU)",
+            "SiLU is z * sigmoid(z); the gate is silu(x @ W_gate), not sigmoid(x @ W_gate).",
+            _mutant(lambda g, v: special.expit(g) * v)),
+]
+
+_D, _D_FF = 4, 6   # non-square on purpose: a transposed matrix raises instead of passing by luck
+
+
+def _swiglu_cases() -> list[Case]:
+    rng = np.random.default_rng(6)
+    W = {"W_gate": rng.normal(size=(_D, _D_FF)), "W_up": rng.normal(size=(_D, _D_FF)),
+         "W_down": rng.normal(size=(_D_FF, _D)) / math.sqrt(_D_FF)}
+    return [
+        Case("one token, x of shape (d,) = (4,)", {"x": rng.normal(size=_D), **W}),
+        Case("a sequence, x of shape (T, d) = (5, 4)", {"x": rng.normal(size=(5, _D)), **W}),
+        Case("a batch, x of shape (B, T, d) = (2, 3, 4)", {"x": rng.normal(size=(2, 3, _D)), **W}),
+    ]
+
+
+def _swiglu_problem(value, case) -> str | None:
+    lead = np.shape(case.args["x"])[:-1]
+    hints = {lead + (_D_FF,): "That is the hidden layer's shape, (..., d_ff): multiply by W_down at the end.",
+             lead: "The output has a row of d numbers per token: check the last matrix product."}
+    return array_problem(value, lead + (_D,), shape_hints=hints)
+
+
+def check_swiglu_ffn(fn) -> bool:
+    """Grade `swiglu_ffn(x, W_gate, W_up, W_down)` = (silu(x @ W_gate) * (x @ W_up)) @ W_down."""
+    return check_function(
+        "swiglu_ffn", fn, _swiglu_cases(), swiglu_ffn, _swiglu_problem, _SWIGLU_MISTAKES,
+        compare=lambda a, b: close(a, b, rtol=1e-6, atol=1e-9),
+        fallback_hint="compute the gate g = silu(x @ W_gate) and the value v = x @ W_up, both (..., d_ff); "
+                      "then return (g * v) @ W_down.")
+
+
+# --------------------------------------------------------------------------------------------------------
+# Exercise: the SwiGLU hidden width
+# --------------------------------------------------------------------------------------------------------
+def _hidden_cases() -> list[Case]:
+    return [
+        Case("d = 4096 (Llama 7B), multiple_of = 256", {"d": 4096, "multiple_of": 256}),
+        Case("d = 4096 with the default multiple_of", {"d": 4096}),
+        Case("d = 8192 (Llama 65B), multiple_of = 256", {"d": 8192, "multiple_of": 256}),
+        Case("d = 768: 8/3 · d = 2048 is already a multiple of 256", {"d": 768, "multiple_of": 256}),
+        Case("d = 4096, multiple_of = 64", {"d": 4096, "multiple_of": 64}),
+        Case("d = 4096, multiple_of = 1 (no rounding)", {"d": 4096, "multiple_of": 1}),
+    ]
+
+
+_HIDDEN_MISTAKES = [
+    Mistake("not rounded to a multiple at all",
+            "After int(2 * 4 * d / 3), round UP to the next multiple of multiple_of: for d = 4096 that takes "
+            "10,922 to 11,008.",
+            lambda d, multiple_of=256: int(2 * 4 * d / 3)),
+    Mistake("rounded down instead of up",
+            "Round up, so the width never falls below 8/3 · d: multiple_of * math.ceil(h / multiple_of).",
+            lambda d, multiple_of=256: multiple_of * (int(2 * 4 * d / 3) // multiple_of)),
+    Mistake("rounded to the nearest multiple instead of up",
+            "Llama always rounds up: multiple_of * math.ceil(h / multiple_of). round() goes down when the "
+            "remainder is under half a multiple (d = 8192: 21,845 becomes 22,016, not 21,760).",
+            lambda d, multiple_of=256: multiple_of * round(int(2 * 4 * d / 3) / multiple_of)),
+    Mistake("one multiple too many when 8/3 · d is already a multiple",
+            "Rounding up leaves a multiple unchanged: for d = 768, 2048 is already a multiple of 256. Use "
+            "math.ceil(h / multiple_of) (or (h + multiple_of - 1) // multiple_of), not h // multiple_of + 1.",
+            lambda d, multiple_of=256: multiple_of * (int(2 * 4 * d / 3) // multiple_of + 1)),
+    Mistake("8/3 · d rounded up directly, without truncating it to an int first",
+            "Llama first truncates, h = int(2 * 4 * d / 3) (10,922 for d = 4096), and only then rounds up to "
+            "a multiple. With multiple_of = 1 the two differ: 10,922 versus 10,923.",
+            lambda d, multiple_of=256: multiple_of * math.ceil(8 * d / 3 / multiple_of)),
+    Mistake("multiple_of ignored (always 256)",
+            "Round up to the multiple_of you were given, not to 256.",
+            lambda d, multiple_of=256: 256 * math.ceil(int(2 * 4 * d / 3) / 256)),
+    Mistake("2/3 of d instead of 2/3 of 4d",
+            "Start from the classic width 4d and take two thirds of it: int(2 * 4 * d / 3).",
+            lambda d, multiple_of=256: multiple_of * math.ceil(int(2 * d / 3) / multiple_of)),
+    Mistake("4d, the classic width, instead of 8/3 · d",
+            "SwiGLU has three matrices, so it shrinks the width to 2/3 of 4d to keep the parameter count level.",
+            lambda d, multiple_of=256: multiple_of * math.ceil(4 * d / multiple_of)),
+]
+
+
+def _width_problem(value, case) -> str | None:
+    if value is None:
+        return "returned None. Did you forget the `return` statement at the end of your function?"
+    if isinstance(value, (bool, np.bool_)):
+        return f"returned {value}, a bool; return the width as an int"
+    if isinstance(value, (float, np.floating)):
+        if math.isfinite(value) and float(value).is_integer():
+            return (f"returned {float(value)}, a float; a layer's width must be an int. Wrap the result in "
+                    "int(...) (math.ceil returns an int, np.ceil a float)")
+        return (f"returned {fmt(value, 8)}, which is not a whole number: truncate 2 * 4 * d / 3 with int(...) "
+                "and round it up to a multiple of multiple_of")
+    if not isinstance(value, (int, np.integer)):
+        return f"returned a {type(value).__name__} ({fmt(value)}); return the width as an int"
+    return None
+
+
+def check_swiglu_hidden(fn) -> bool:
+    """Grade `swiglu_hidden(d, multiple_of=256)`: int(2 * 4d / 3) rounded up to a multiple of multiple_of."""
+    return check_function(
+        "swiglu_hidden", fn, _hidden_cases(), swiglu_hidden, _width_problem, _HIDDEN_MISTAKES,
+        compare=lambda got, expected: got == expected,
+        normalize=int,
+        fallback_hint="h = int(2 * 4 * d / 3), then multiple_of * math.ceil(h / multiple_of).")

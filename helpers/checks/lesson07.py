@@ -1,3 +1,458 @@
-"""Checks for lesson 07 (not written yet)."""
+"""Checks for lesson 07: routing weights, the mixture-of-experts forward pass, and the residual wrapper."""
+from __future__ import annotations
 
-__all__: list[str] = []
+import functools
+from typing import NamedTuple
+
+import numpy as np
+
+from helpers.block import layer_norm
+from helpers.checks._core import Case, Mistake, array_problem, check_function, close, fmt
+from helpers.ffn import ffn, softmax
+from helpers.moe import make_experts, route
+
+__all__ = ["check_route", "check_moe_forward", "check_residual_block"]
+
+
+def _quiet(fn):
+    """A mutant run without NumPy's overflow warnings (some wrong softmaxes overflow on purpose)."""
+    @functools.wraps(fn)
+    def wrapper(*args):
+        with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+            return fn(*args)
+    return wrapper
+
+
+def _rows(value, max_rows: int = 3) -> str:
+    """The first few token rows of an array, e.g. "[[0.1, -2], [1.5, 0], ... (5 tokens)]"."""
+    flat = np.asarray(value, dtype=float).reshape(-1, np.shape(value)[-1])
+    shown = ", ".join(fmt(row.tolist()) for row in flat[:max_rows])
+    return f"[{shown}, ... ({flat.shape[0]} tokens)]" if flat.shape[0] > max_rows else f"[{shown}]"
+
+
+# --------------------------------------------------------------------------------------------------------
+# Exercise 1: route(logits, k) -> (experts, weights)
+# --------------------------------------------------------------------------------------------------------
+class _Routing(NamedTuple):
+    """The reference answer, with the logits kept so that any choice among tied experts can be accepted."""
+    experts: np.ndarray   # (n, k) best first
+    weights: np.ndarray   # (n, k)
+    logits: np.ndarray    # (n, n_experts)
+
+
+def _reference_route(logits, k):
+    experts, weights = route(np.asarray(logits, dtype=float), k)
+    return _Routing(experts, weights, np.asarray(logits, dtype=float))
+
+
+def _top(logits, k, order):
+    """Experts sorted by `order` (a key array, smaller first) and the softmax of their logits."""
+    experts = np.argsort(order, axis=-1, kind="stable")[:, :k]
+    return experts, np.take_along_axis(logits, experts, axis=-1)
+
+
+def _route_all_softmax(logits, k):
+    experts, _ = _top(logits, k, -logits)
+    return experts, np.take_along_axis(softmax(logits), experts, axis=-1)
+
+
+def _route_smallest(logits, k):
+    experts, chosen = _top(logits, k, logits)
+    return experts, softmax(chosen)
+
+
+def _route_linear(logits, k):
+    experts, chosen = _top(logits, k, -logits)
+    return experts, chosen / chosen.sum(axis=-1, keepdims=True)
+
+
+def _route_exp_only(logits, k):
+    experts, chosen = _top(logits, k, -logits)
+    return experts, np.exp(chosen)
+
+
+def _route_raw(logits, k):
+    return _top(logits, k, -logits)
+
+
+def _route_axis0(logits, k):
+    experts, chosen = _top(logits, k, -logits)
+    return experts, softmax(chosen, axis=0)
+
+
+def _route_mask_by_value(logits, k):
+    """Pick the best, then hide every expert whose logit equals it (a tied expert is skipped too)."""
+    masked = logits.copy()
+    experts = []
+    for _ in range(k):
+        best = np.argmax(masked, axis=-1)                                     # (n,)
+        experts.append(best)
+        masked[masked == masked[np.arange(len(best)), best][:, None]] = -np.inf
+    experts = np.stack(experts, axis=-1)
+    return experts, softmax(np.take_along_axis(logits, experts, axis=-1))
+
+
+_ROUTE_MISTAKES = [Mistake(name, fix, _quiet(fn)) for name, fix, fn in [
+    ("softmax over all experts, not renormalised over the chosen k",
+     "Take the softmax of the k chosen logits only (the same as dividing the chosen probabilities by their "
+     "sum), so each token's k weights add up to 1.", _route_all_softmax),
+    ("the experts with the smallest logits",
+     "Sort in decreasing order: np.argsort(-logits, axis=-1)[:, :k], or reverse an increasing argsort.",
+     _route_smallest),
+    ("weights are the chosen logits divided by their sum, with no exponential",
+     "Softmax exponentiates first: w = exp(l - max) / sum(exp(l - max)) over the k chosen logits l.",
+     _route_linear),
+    ("weights are exp(logit), never divided by their sum",
+     "Divide by each row's sum so that every token's k weights add up to 1.", _route_exp_only),
+    ("the raw logits returned as weights",
+     "Turn the k chosen logits into weights with a softmax.", _route_raw),
+    ("softmax taken down the tokens (axis=0) instead of across each token's experts",
+     "Normalise each row: softmax along axis=-1, over one token's k chosen logits.", _route_axis0),
+    ("an expert tied with the one just chosen is skipped (masked by value, not by index)",
+     "Two experts with equal logits are both eligible. Hide the chosen expert by its index "
+     "(masked[row, e] = -inf for that one e), not every entry equal to its logit.", _route_mask_by_value),
+]]
+
+
+def _route_cases():
+    rng = np.random.default_rng(1)
+    eight = np.round(rng.normal(size=(4, 8)), 2)              # no ties, checked in the tests
+    five = np.round(rng.normal(size=(3, 5)), 2)
+    four = np.array([[0.4, -1.2, 2.0, 0.9], [1.5, 0.3, -0.6, 0.2]])
+    return [
+        Case("top 2 of 8 experts for 4 tokens (Mixtral's layout)", {"logits": eight, "k": 2}),
+        Case("k = 1: the best expert alone, with weight 1", {"logits": five, "k": 1}),
+        Case("top 3 of 5 experts", {"logits": five, "k": 3}),
+        Case("k = n_experts: every expert, weights = the full softmax", {"logits": four, "k": 4}),
+        Case("all logits negative", {"logits": np.array([[-1.0, -3.0, -0.5, -2.0], [-4.0, -2.0, -2.5, -1.0]]),
+                                     "k": 2}),
+        Case("a tie for second place (either tied expert is right)",
+             {"logits": np.array([[2.0, 1.0, 1.0, 0.0], [0.5, -1.0, 0.5, 3.0]]), "k": 2}),
+        Case("a tie for first place (both tied experts, weight 1/2 each)",
+             {"logits": np.array([[1.0, 3.0, 3.0, 0.0], [-2.0, 0.0, 0.5, 0.5]]), "k": 2}),
+        Case("large logits (a naive exp overflows)",
+             {"logits": np.array([[1000.0, 999.0, 0.0, -1000.0], [-1000.0, 1000.0, 998.0, 0.0]]), "k": 2}),
+    ]
+
+
+def _as_routing(value):
+    """(experts, weights) as an int array and a float array, each row ordered best first (by weight, then
+    by index), so that two answers that list the same choices in another order compare equal."""
+    experts = np.asarray(value[0]).astype(int)
+    weights = np.asarray(value[1], dtype=float)
+    order = np.lexsort((experts, -weights), axis=-1)
+    return np.take_along_axis(experts, order, -1), np.take_along_axis(weights, order, -1)
+
+
+def _route_problem(value, case):
+    logits, k = case.args["logits"], case.args["k"]
+    n, n_experts = logits.shape
+    if value is None:
+        return "returned None. Did you forget `return experts, weights` at the end?"
+    if not isinstance(value, (tuple, list)) or len(value) != 2:
+        return f"returned {fmt(value)}; return two arrays, `experts, weights`, each of shape ({n}, k)"
+    parts = {}
+    for name, part in zip(("experts", "weights"), value):
+        try:
+            parts[name] = np.asarray(part, dtype=float)
+        except (TypeError, ValueError):
+            return (f"returned `{name}` with rows of different lengths. With tied logits, a test like "
+                    "`logits >= kth_largest` keeps every tied expert; take exactly k per token")
+        shape = parts[name].shape
+        if shape != (n, k):
+            hint = ""
+            if shape == (n, n_experts):
+                hint = (" You kept every expert; keep the k with the largest logits." if name == "experts" else
+                        " You returned a weight for every expert; return only the k chosen experts' weights.")
+            elif shape == (k, n):
+                hint = " Your array is transposed: one row per token, one column per chosen expert."
+            elif len(shape) == 2 and shape[0] == n and shape[1] == 2:
+                hint = f" You always keep 2; keep k = {k}, the argument, per token."
+            elif len(shape) == 2 and shape[0] == n and shape[1] > k and "tie" in case.name:
+                hint = (" You kept more than k per token. With tied logits, a test like `logits >= kth_largest` "
+                        "keeps every tied expert; take exactly k.")
+            return f"returned `{name}` of shape {shape}; expected ({n}, {k}), one row per token.{hint}"
+    experts, weights = parts["experts"], parts["weights"]
+    if not np.all(np.isfinite(experts)) or np.any(experts != np.round(experts)):
+        return ("returned `experts` that are not whole numbers; they should be expert indices such as "
+                "[[3, 0], ...]. Did you return the chosen logits instead of their positions?")
+    if experts.min() < 0 or experts.max() >= n_experts:
+        bad = experts.max() if experts.max() >= n_experts else experts.min()
+        hint = " Expert indices count from 0." if bad == n_experts else ""
+        return (f"returned expert index {fmt(bad)}, out of range for {n_experts} experts "
+                f"(0 to {n_experts - 1}).{hint}")
+    for t, row in enumerate(experts.astype(int)):
+        if len(set(row.tolist())) < k:
+            return (f"returned the same expert twice for token {t} ({fmt(row.tolist())}); its k experts must "
+                    "be different. With tied logits, looking an expert up by its value finds the same one twice")
+    if not np.all(np.isfinite(weights)):
+        return ("returned NaN or infinity in `weights`: exp of a large logit overflows. Subtract each row's "
+                "largest logit before exp; a softmax does not change when every logit shifts by the same amount")
+    return None
+
+
+def _route_close(got, expected) -> bool:
+    """got: a normalised (experts, weights). expected: the reference (any tie-break accepted) or a mutant's
+    raw output (compared exactly, after the same normalisation)."""
+    if isinstance(expected, _Routing):
+        experts, weights = got
+        logits, k = expected.logits, expected.experts.shape[1]
+        picked = np.take_along_axis(logits, experts, axis=-1)                 # (n, k) their logits
+        best = -np.sort(-logits, axis=-1)[:, :k]                              # (n, k) the k largest
+        return (np.array_equal(-np.sort(-picked, axis=-1), best)
+                and close(weights, softmax(picked), rtol=1e-6, atol=1e-9))
+    try:
+        other = _as_routing(expected)
+    except Exception:
+        return False
+    return np.array_equal(got[0], other[0]) and close(got[1], other[1], rtol=1e-6, atol=1e-9)
+
+
+def _describe_routing(value) -> str:
+    experts, weights = (value.experts, value.weights) if isinstance(value, _Routing) else value
+    return f"experts {fmt(experts.tolist())} with weights {fmt(np.round(weights, 4).tolist())}"
+
+
+def check_route(fn) -> bool:
+    """Grade `route(logits, k)`: each token's k experts with the largest logits, and the softmax of those k
+    logits as their weights. Any order of a token's k choices is accepted, and any choice among tied experts."""
+    return check_function(
+        "route", fn, _route_cases(), _reference_route, _route_problem, _ROUTE_MISTAKES,
+        compare=_route_close, normalize=_as_routing, describe=_describe_routing,
+        fallback_hint="for each token (row), take the k largest logits, then weights = exp(l - max) / sum over "
+                      "those k only. Print route(np.array([[2.0, 0.0, 1.0]]), 2): experts [0, 2], weights "
+                      "[0.7311, 0.2689].")
+
+
+# --------------------------------------------------------------------------------------------------------
+# Exercise 2: moe_forward(x, W_router, experts, k) -> (n, d)
+# --------------------------------------------------------------------------------------------------------
+def _reference_moe(x, W_router, experts, k):
+    """A per-token loop: independent of helpers.ffn.moe_ffn's grouping by expert."""
+    chosen, weights = route(x @ W_router, k)
+    y = np.zeros_like(x)
+    for t in range(x.shape[0]):
+        for e, w in zip(chosen[t], weights[t]):
+            y[t] += w * experts[e](x[t:t + 1])[0]
+    return y
+
+
+def _mix(x, experts, chosen, weights, where="output"):
+    """Sum of each token's chosen experts, weighted on the expert's output (or, wrongly, on its input)."""
+    y = np.zeros_like(x)
+    for t in range(x.shape[0]):
+        for e, w in zip(chosen[t], weights[t]):
+            y[t] += w * experts[e](x[t:t + 1])[0] if where == "output" else experts[e](w * x[t:t + 1])[0]
+    return y
+
+
+def _moe_all_softmax(x, W_router, experts, k):
+    logits = x @ W_router
+    chosen, _ = route(logits, k)
+    return _mix(x, experts, chosen, np.take_along_axis(softmax(logits), chosen, axis=-1))
+
+
+def _moe_smallest(x, W_router, experts, k):
+    chosen, weights = route(-(x @ W_router), k)
+    return _mix(x, experts, chosen, softmax(np.take_along_axis(x @ W_router, chosen, axis=-1)))
+
+
+def _moe_average(x, W_router, experts, k):
+    chosen, weights = route(x @ W_router, k)
+    return _mix(x, experts, chosen, np.full(weights.shape, 1 / k))
+
+
+def _moe_unweighted(x, W_router, experts, k):
+    chosen, weights = route(x @ W_router, k)
+    return _mix(x, experts, chosen, np.ones(weights.shape))
+
+
+def _moe_weight_on_input(x, W_router, experts, k):
+    chosen, weights = route(x @ W_router, k)
+    return _mix(x, experts, chosen, weights, where="input")
+
+
+def _moe_k1(x, W_router, experts, k):
+    return _reference_moe(x, W_router, experts, 1)
+
+
+def _moe_k2(x, W_router, experts, k):
+    return _reference_moe(x, W_router, experts, 2)
+
+
+def _moe_first_weight(x, W_router, experts, k):
+    chosen, weights = route(x @ W_router, k)
+    return _mix(x, experts, chosen, np.repeat(weights[:, :1], k, axis=1))
+
+
+def _moe_router_transposed(x, W_router, experts, k):
+    chosen, weights = route(x @ W_router.T, k)
+    return _mix(x, experts, chosen, weights)
+
+
+def _moe_plus_x(x, W_router, experts, k):
+    return x + _reference_moe(x, W_router, experts, k)
+
+
+_MOE_MISTAKES = [
+    Mistake("weights from a softmax over all experts, not renormalised over the chosen k",
+            "Take the softmax of the k chosen logits only, so each token's weights add up to 1.",
+            _moe_all_softmax),
+    Mistake("the experts with the smallest logits", "Choose the k largest logits: route(x @ W_router, k).",
+            _moe_smallest),
+    Mistake("the k outputs averaged with equal weights",
+            "Weight each expert's output by its routing weight, the softmax of the chosen logits.", _moe_average),
+    Mistake("the k outputs added without their weights",
+            "Multiply each expert's output by its routing weight before adding.", _moe_unweighted),
+    Mistake("the weight applied to the expert's input instead of its output",
+            "An expert is nonlinear, so expert(w * x) is not w * expert(x): weight the output.",
+            _moe_weight_on_input),
+    Mistake("k ignored: only the best expert", "Use all k chosen experts of each token.", _moe_k1),
+    Mistake("k ignored: always 2 experts", "Use the argument k rather than 2.", _moe_k2),
+    Mistake("the first choice's weight used for every chosen expert",
+            "Expert j of a token gets weights[t, j], its own weight.", _moe_first_weight),
+    Mistake("the router read transposed (x @ W_router.T)",
+            "W_router has shape (d, n_experts), so the logits are x @ W_router, shape (n, n_experts). The "
+            "square case (d = n_experts) runs either way; only the values give the transpose away.",
+            _moe_router_transposed),
+    Mistake("x added to the output (that is the residual block's job)",
+            "The MoE layer returns only the weighted expert outputs; the block adds x around it.", _moe_plus_x),
+]
+
+
+def _moe_cases():
+    rng = np.random.default_rng(11)
+    square_x = np.round(rng.normal(size=(5, 4)), 2)
+    square_router = np.round(rng.normal(size=(4, 4)), 2)
+    square_experts = make_experts(rng, 4, 4, 6)
+    x8 = np.round(rng.normal(size=(6, 3)), 2)
+    router8 = np.round(rng.normal(size=(3, 8)), 2)
+    experts8 = make_experts(rng, 8, 3, 5)
+    idle_x = square_x.copy()
+    idle_x[:, 3] = 1.0                                                 # a feature that is 1 on every token
+    idle_router = square_router.copy()
+    idle_router[:, 2] = [0.0, 0.0, 0.0, -50.0]                         # so expert 2's logit is always -50
+    tie_router = router8.copy()
+    tie_router[:, 5] = tie_router[:, 6]                                # experts 5 and 6: identical logits ...
+    tie_experts = list(experts8)
+    tie_experts[5] = tie_experts[6]                                    # ... and identical functions
+    return [
+        Case("5 tokens, top 2 of 4 experts, d = 4", {"x": square_x, "W_router": square_router,
+                                                    "experts": square_experts, "k": 2}),
+        Case("6 tokens, top 2 of 8 experts, d = 3", {"x": x8, "W_router": router8, "experts": experts8, "k": 2}),
+        Case("k = 1: each token to its best expert", {"x": x8, "W_router": router8, "experts": experts8, "k": 1}),
+        Case("k = 3 of 4", {"x": square_x, "W_router": square_router, "experts": square_experts, "k": 3}),
+        Case("an expert that no token picks", {"x": idle_x, "W_router": idle_router,
+                                               "experts": square_experts, "k": 2}),
+        Case("two experts tied on every token (identical, so either may be chosen)",
+             {"x": x8, "W_router": tie_router, "experts": tie_experts, "k": 2}),
+    ]
+
+
+def _moe_problem(value, case):
+    n, d = case.args["x"].shape
+    k, n_experts = case.args["k"], case.args["W_router"].shape[1]
+    hints = {(n, k, d): "You kept each token's k expert outputs apart; add them up (weighted) over the k axis.",
+             (n, n_experts): "That is the shape of the router's logits; the layer returns one d-vector per token.",
+             (n, k): "That is the shape of the routing weights; the layer returns one d-vector per token.",
+             (d,): "You returned one vector; return one row per token."}
+    return array_problem(value, (n, d), shape_hints=hints)
+
+
+def check_moe_forward(fn) -> bool:
+    """Grade `moe_forward(x, W_router, experts, k)`: route each token to its top k experts and add their
+    outputs weighted by the softmax of the chosen logits."""
+    return check_function(
+        "moe_forward", fn, _moe_cases(), _reference_moe, _moe_problem, _MOE_MISTAKES,
+        compare=lambda got, expected: close(got, expected, rtol=1e-6, atol=1e-9), describe=_rows,
+        fallback_hint="logits = x @ W_router; experts, weights = route(logits, k); then for each token t and "
+                      "each of its k choices j, y[t] += weights[t, j] * experts[e](x[t:t+1])[0], e = experts[t, j].")
+
+
+# --------------------------------------------------------------------------------------------------------
+# Exercise 3: residual_block(x, ffn) -> x + ffn(layer_norm(x))
+# --------------------------------------------------------------------------------------------------------
+def _reference_block(x, ffn_fn):
+    return x + ffn_fn(layer_norm(x))
+
+
+def _norm_ddof1(x):
+    return (x - x.mean(axis=-1, keepdims=True)) / np.sqrt(x.var(axis=-1, ddof=1, keepdims=True) + 1e-5)
+
+
+def _norm_rms(x):
+    return x / np.sqrt((x * x).mean(axis=-1, keepdims=True) + 1e-5)
+
+
+def _norm_axis0(x):
+    return (x - x.mean(axis=0, keepdims=True)) / np.sqrt(x.var(axis=0, keepdims=True) + 1e-5)
+
+
+_BLOCK_MISTAKES = [
+    Mistake("layer norm applied to the FFN's output instead of its input (x + LN(FFN(x)))",
+            "Normalise what goes into the FFN: x + ffn(layer_norm(x)).",
+            lambda x, f: x + layer_norm(f(x))),
+    Mistake("the norm applied after the sum, LN(x + FFN(x)) (the original Transformer's post-LN order)",
+            "This block is pre-LN, as in GPT-2, Llama and Mixtral: x + ffn(layer_norm(x)), with x itself "
+            "added back unnormalised.", lambda x, f: layer_norm(x + f(x))),
+    Mistake("the residual is missing (FFN(LN(x)) alone)", "Add x back: return x + ffn(layer_norm(x)).",
+            lambda x, f: f(layer_norm(x))),
+    Mistake("the FFN applied to x, not to LN(x)", "The FFN reads the normalised copy: ffn(layer_norm(x)).",
+            lambda x, f: x + f(x)),
+    Mistake("the residual adds LN(x) instead of x", "Add the original x, not its normalised copy: "
+            "h = layer_norm(x); return x + ffn(h).", lambda x, f: layer_norm(x) + f(layer_norm(x))),
+    Mistake("layer norm over axis 0 (across tokens) instead of each token's own features",
+            "Normalise each token on its own: mean and variance over the last axis, axis=-1.",
+            lambda x, f: x + f(_norm_axis0(x))),
+    Mistake("layer norm with the sample variance (ddof=1)",
+            "LayerNorm divides by the population variance, x.var(axis=-1), which is ddof=0.",
+            lambda x, f: x + f(_norm_ddof1(x))),
+    Mistake("layer norm without subtracting the mean (that is RMSNorm)",
+            "Subtract each token's mean before dividing by its standard deviation.",
+            lambda x, f: x + f(_norm_rms(x))),
+]
+
+
+def _identity(h):
+    return h
+
+
+def _zero(h):
+    return np.zeros_like(h)
+
+
+def _double(h):
+    return 2.0 * h
+
+
+def _block_cases():
+    rng = np.random.default_rng(5)
+    x = np.round(rng.normal(loc=1.0, scale=3.0, size=(3, 4)), 2)
+    W1, b1 = np.round(rng.normal(size=(4, 8)), 2), np.round(rng.normal(size=8), 2)
+    W2, b2 = np.round(rng.normal(size=(8, 4)), 2), np.round(rng.normal(size=4), 2)
+
+    def relu_ffn(h):  # a closure, not functools.partial: a deep copy of a function is the function itself
+        return ffn(h, W1, b1, W2, b2)
+    x6 = np.round(rng.normal(loc=-0.5, scale=2.0, size=(5, 6)), 2)
+    swiglu = make_experts(rng, 1, 6, 10)[0]
+    batch = np.round(rng.normal(loc=2.0, size=(2, 3, 4)), 2)
+    return [
+        Case("identity FFN, the plumbing test: x + LN(x)", {"x": x, "ffn": _identity}),
+        Case("an FFN that outputs 0: the block passes x through", {"x": x, "ffn": _zero}),
+        Case("an FFN that doubles its input: x + 2 LN(x)", {"x": x, "ffn": _double}),
+        Case("a ReLU FFN (4 -> 8 -> 4) on 3 tokens", {"x": x, "ffn": relu_ffn}),
+        Case("a SwiGLU FFN (6 -> 10 -> 6) on 5 tokens", {"x": x6, "ffn": swiglu}),
+        Case("one token with large values (LN rescales it)", {"x": np.array([[100.0, 102.0, 98.0, 104.0]]),
+                                                             "ffn": relu_ffn}),
+        Case("a batch of shape (2, 3, 4)", {"x": batch, "ffn": relu_ffn}),
+    ]
+
+
+def check_residual_block(fn) -> bool:
+    """Grade `residual_block(x, ffn)`: x + ffn(layer_norm(x)), the FFN half of a pre-LN block."""
+    return check_function(
+        "residual_block", fn, _block_cases(), _reference_block,
+        lambda value, case: array_problem(value, case.args["x"].shape),
+        _BLOCK_MISTAKES, compare=lambda got, expected: close(got, expected, rtol=1e-4, atol=1e-6),
+        describe=_rows,
+        fallback_hint="three steps: h = layer_norm(x); out = ffn(h); return x + out.")

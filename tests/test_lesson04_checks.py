@@ -1,0 +1,435 @@
+"""Lesson 04's graders: correct answers in several styles pass, and each known mistake gets its own diagnosis.
+
+The wrong implementations here are written independently of the graders' mutants (different formulas, loops,
+math instead of scipy), so a test passes only when the grader recognises the mistake by its behaviour.
+"""
+import math
+import warnings
+
+import numpy as np
+import pytest
+from scipy import special
+
+from helpers import ffn as reference
+from helpers import params
+from helpers.checks import check_gelu, check_silu, check_swiglu_ffn, check_swiglu_hidden, lesson04
+
+FAIL = "\u2718"
+SQRT2 = math.sqrt(2.0)
+
+
+def verdict(check, fn, capsys):
+    """Run a check; return its result, what it printed, and the warnings that escaped it."""
+    with warnings.catch_warnings(record=True) as escaped:
+        warnings.simplefilter("always")
+        result = check(fn)
+    return result, capsys.readouterr().out, escaped
+
+
+def assert_passes(check, fn, capsys):
+    result, out, escaped = verdict(check, fn, capsys)
+    assert result is True, out
+    assert "cases pass. Well done!" in out and FAIL not in out, out
+    assert not escaped, [str(w.message) for w in escaped]
+    return out
+
+
+def assert_fails_with(check, fn, capsys, *phrases):
+    result, out, _ = verdict(check, fn, capsys)
+    assert result is False, out
+    for phrase in phrases:
+        assert phrase in out, f"{phrase!r} not in:\n{out}"
+    return out
+
+
+def per_element(f):
+    """Apply a function of one Python float to every element of an array, keeping its shape and dtype."""
+    def apply(z):
+        out = np.empty_like(z)
+        for index in np.ndindex(z.shape):
+            out[index] = f(float(z[index]))
+        return out
+    return apply
+
+
+# --------------------------------------------------------------------------------------------------------
+# gelu
+# --------------------------------------------------------------------------------------------------------
+def gelu_vectorized_math_erf(z):
+    return np.vectorize(lambda v: 0.5 * v * (1.0 + math.erf(v / SQRT2)))(z)
+
+
+def gelu_scipy_erf(z):
+    return z * 0.5 * (1 + special.erf(z / SQRT2))
+
+
+def gelu_erfc(z):
+    return 0.5 * z * special.erfc(-z / SQRT2)
+
+
+def gelu_ndtr(z):
+    return z * special.ndtr(z)
+
+
+gelu_loop = per_element(lambda v: v * (1 + math.erf(v / SQRT2)) / 2)
+
+
+@pytest.mark.parametrize("fn", [gelu_vectorized_math_erf, gelu_scipy_erf, gelu_erfc, gelu_ndtr, gelu_loop,
+                                reference.gelu], ids=lambda f: getattr(f, "__name__", "loop"))
+def test_correct_gelu_passes(fn, capsys):
+    out = assert_passes(check_gelu, fn, capsys)
+    assert "Note" not in out  # all of these keep float32 as float32
+
+
+def test_gelu_that_upcasts_float32_passes_with_a_note(capsys):
+    def gelu_np_sqrt(z):
+        return z * 0.5 * (1 + special.erf(z / np.sqrt(2)))   # np.sqrt(2) is a float64 scalar: upcasts
+    out = assert_passes(check_gelu, gelu_np_sqrt, capsys)
+    assert "Note: your gelu turned float32 input into float64" in out
+
+
+WRONG_GELU = {
+    "tanh approximation": lambda z: 0.5 * z * (1 + np.tanh(math.sqrt(2 / math.pi) * (z + 0.044715 * z ** 3))),
+    "density φ(z) used where the cumulative": lambda z: z * np.exp(-z ** 2 / 2) / math.sqrt(2 * math.pi),
+    "factor z is missing": lambda z: (1 + special.erf(z / SQRT2)) / 2,
+    "erf(z) where erf(z / sqrt(2)) belongs": lambda z: z * (1 + special.erf(z)) / 2,
+    "multiplied by sqrt(2) inside erf": lambda z: z * (1 + special.erf(z * SQRT2)) / 2,
+    "factor 1/2 is missing": lambda z: z * (1 + special.erf(z / SQRT2)),
+    "1 - erf where 1 + erf belongs": lambda z: z * (1 - special.erf(z / SQRT2)) / 2,
+    "sigmoid approximation z * sigmoid(1.702 z)": lambda z: z / (1 + np.exp(-1.702 * z)),
+    "SiLU (z * sigmoid(z)) instead of GELU": lambda z: z / (1 + np.exp(-z)),
+    "ReLU instead of GELU": lambda z: np.where(z > 0, z, 0.0),
+}
+
+
+@pytest.mark.parametrize("mistake", WRONG_GELU)
+def test_each_gelu_mistake_is_named(mistake, capsys):
+    assert_fails_with(check_gelu, WRONG_GELU[mistake], capsys, "Likely mistake: ", mistake)
+
+
+def test_gelu_stub_says_not_implemented(capsys):
+    def gelu(z):
+        raise NotImplementedError("your code here")
+    result, out, _ = verdict(check_gelu, gelu, capsys)
+    assert result is False
+    assert out.strip() == ("gelu: not implemented yet (replace the `raise NotImplementedError` line with "
+                           "your code).")
+
+
+def test_gelu_exception_is_reported_with_the_learners_line(capsys):
+    def gelu(z):
+        scale = 0
+        return z * (1 / scale)
+    assert_fails_with(check_gelu, gelu, capsys, "raised ZeroDivisionError: division by zero",
+                      "line 3 of gelu: `return z * (1 / scale)`")
+
+
+def test_gelu_math_erf_on_a_whole_array_reports_the_type_error(capsys):
+    def gelu(z):
+        return z * 0.5 * (1 + math.erf(z / SQRT2))           # math.erf takes one number
+    assert_fails_with(check_gelu, gelu, capsys, "raised TypeError")
+
+
+@pytest.mark.parametrize("fn, phrase", [
+    (lambda z: None, "returned None. Did you forget the `return` statement"),
+    (lambda z: [float(v) for v in np.ravel(gelu_erfc(z))], "returned a list; return a NumPy array shaped like z"),
+    (lambda z: gelu_erfc(z).ravel(), "Your function flattened z; keep its shape"),
+    (lambda z: gelu_erfc(z).astype(np.float32), "returned dtype float32 for float64 input"),
+    (lambda z: "gelu", "returned a str"),
+    (lambda z: gelu_erfc(z) / (z != 0), "returned NaN or infinity"),
+], ids=["None", "list", "flattened", "float32", "string", "nan"])
+def test_gelu_wrong_kind_of_result_gets_its_own_message(fn, phrase, capsys):
+    assert_fails_with(check_gelu, fn, capsys, phrase)
+
+
+def test_gelu_changing_its_input_in_place_fails(capsys):
+    def gelu(z):
+        z *= special.ndtr(z)
+        return z
+    assert_fails_with(check_gelu, gelu, capsys, "changed its input `z` in place")
+
+
+def test_gelu_passed_a_value_instead_of_a_function(capsys):
+    assert_fails_with(check_gelu, gelu_erfc(np.ones(3)), capsys, "expected a function but got",
+                      "Pass the function itself, without calling it")
+
+
+# --------------------------------------------------------------------------------------------------------
+# silu
+# --------------------------------------------------------------------------------------------------------
+def silu_expit(z):
+    return z * special.expit(z)
+
+
+def silu_stable_where(z):
+    e = np.exp(-np.abs(z))                                   # never overflows
+    return np.where(z >= 0, z / (1 + e), z * e / (1 + e))
+
+
+def silu_tanh_identity(z):
+    return 0.5 * z * (1 + np.tanh(z / 2))                    # sigmoid(z) = (1 + tanh(z / 2)) / 2
+
+
+silu_loop = per_element(lambda v: v / (1 + math.exp(-v)) if v >= 0 else v * math.exp(v) / (1 + math.exp(v)))
+
+
+@pytest.mark.parametrize("fn", [silu_expit, silu_stable_where, silu_tanh_identity, silu_loop, reference.silu],
+                         ids=lambda f: getattr(f, "__name__", "loop"))
+def test_correct_silu_passes_without_notes(fn, capsys):
+    out = assert_passes(check_silu, fn, capsys)
+    assert "Note" not in out
+
+
+def test_naive_silu_passes_with_a_note_about_overflow_and_no_warning_escapes(capsys):
+    def silu(z):
+        return z / (1 + np.exp(-z))                          # np.exp(1000) overflows to inf, with a warning
+    out = assert_passes(check_silu, silu, capsys)            # assert_passes also checks no warning escaped
+    assert "Note: your silu is right, but NumPy warned 'overflow encountered in exp'" in out
+
+
+def test_silu_with_e_to_the_z_gets_the_nan_explanation(capsys):
+    def silu(z):
+        return z * np.exp(z) / (1 + np.exp(z))               # inf / inf = NaN for z = 1000
+    assert_fails_with(check_silu, silu, capsys, "for z = 1000: e^z overflows to inf there, and inf / inf is NaN")
+
+
+def test_silu_with_math_exp_gets_the_overflow_error_hint(capsys):
+    silu = np.vectorize(lambda v: v / (1 + math.exp(-v)))
+    assert_fails_with(check_silu, silu, capsys, "raised OverflowError: math range error",
+                      "Hint: math.exp(1000) is too big for a Python float")
+
+
+WRONG_SILU = {
+    "sigmoid alone, without the factor z": lambda z: 1 / (1 + np.exp(-z)),
+    "e^z where e^-z belongs": lambda z: z / (1 + np.exp(z)),
+    "tanh where the sigmoid belongs": lambda z: z * np.tanh(z),
+    "GELU instead of SiLU": lambda z: z * special.ndtr(z),
+    "ReLU instead of SiLU": lambda z: np.maximum(z, 0.0),
+}
+
+
+@pytest.mark.parametrize("mistake", WRONG_SILU)
+def test_each_silu_mistake_is_named(mistake, capsys):
+    out = assert_fails_with(check_silu, WRONG_SILU[mistake], capsys, "Likely mistake: ", mistake)
+    assert "Note" not in out                                 # no overflow note on a failing answer
+
+
+def test_silu_stub_exception_and_none(capsys):
+    def stub(z):
+        raise NotImplementedError("your code here")
+
+    def broken(z):
+        return z / (1 + np.exp(-z)) + undefined_name          # noqa: F821
+
+    assert_fails_with(check_silu, stub, capsys, "silu: not implemented yet")
+    assert_fails_with(check_silu, broken, capsys, "raised NameError", "line 2 of broken")
+    assert_fails_with(check_silu, lambda z: None, capsys, "returned None")
+    assert_fails_with(check_silu, 3.0, capsys, "expected a function but got 3")
+
+
+# --------------------------------------------------------------------------------------------------------
+# swiglu_ffn
+# --------------------------------------------------------------------------------------------------------
+def sigmoid_silu(a):
+    return a / (1 + np.exp(-a))
+
+
+def swiglu_matmul(x, W_gate, W_up, W_down):
+    return (sigmoid_silu(x @ W_gate) * (x @ W_up)) @ W_down
+
+
+def swiglu_einsum(x, W_gate, W_up, W_down):
+    g = np.einsum("...i,ij->...j", x, W_gate)
+    v = np.einsum("...i,ij->...j", x, W_up)
+    return np.einsum("...j,jk->...k", g * special.expit(g) * v, W_down)
+
+
+def swiglu_token_loop(x, W_gate, W_up, W_down):
+    x = np.asarray(x)
+    rows = x.reshape(-1, x.shape[-1])                        # (n_tokens, d)
+    out = []
+    for row in rows:                                         # one token at a time
+        hidden = [sigmoid_silu(row @ W_gate[:, k]) * (row @ W_up[:, k]) for k in range(W_gate.shape[1])]
+        out.append(np.array(hidden) @ W_down)
+    return np.array(out).reshape(x.shape[:-1] + (W_down.shape[1],))
+
+
+@pytest.mark.parametrize("fn", [swiglu_matmul, swiglu_einsum, swiglu_token_loop, reference.swiglu_ffn])
+def test_correct_swiglu_passes(fn, capsys):
+    assert_passes(check_swiglu_ffn, fn, capsys)
+
+
+WRONG_SWIGLU = {
+    "gate and value swapped": lambda x, Wg, Wu, Wd: (sigmoid_silu(x @ Wu) * (x @ Wg)) @ Wd,
+    "SiLU applied to both paths": lambda x, Wg, Wu, Wd: (sigmoid_silu(x @ Wg) * sigmoid_silu(x @ Wu)) @ Wd,
+    "only the gate path silu(x @ W_gate) reaches W_down": lambda x, Wg, Wu, Wd: sigmoid_silu(x @ Wg) @ Wd,
+    "only the value path x @ W_up reaches W_down": lambda x, Wg, Wu, Wd: (x @ Wu) @ Wd,
+    "the two paths added instead of multiplied": lambda x, Wg, Wu, Wd: (sigmoid_silu(x @ Wg) + x @ Wu) @ Wd,
+    "SiLU applied after the product": lambda x, Wg, Wu, Wd: sigmoid_silu((x @ Wg) * (x @ Wu)) @ Wd,
+    "SiLU applied to the output, after W_down": lambda x, Wg, Wu, Wd: sigmoid_silu(((x @ Wg) * (x @ Wu)) @ Wd),
+    "no SiLU at all": lambda x, Wg, Wu, Wd: ((x @ Wg) * (x @ Wu)) @ Wd,
+    "ReLU instead of SiLU": lambda x, Wg, Wu, Wd: (np.maximum(x @ Wg, 0) * (x @ Wu)) @ Wd,
+    "GELU instead of SiLU": lambda x, Wg, Wu, Wd: (gelu_erfc(x @ Wg) * (x @ Wu)) @ Wd,
+    "the sigmoid instead of SiLU": lambda x, Wg, Wu, Wd: (1 / (1 + np.exp(-(x @ Wg))) * (x @ Wu)) @ Wd,
+}
+
+
+@pytest.mark.parametrize("mistake", WRONG_SWIGLU)
+def test_each_swiglu_mistake_is_named(mistake, capsys):
+    assert_fails_with(check_swiglu_ffn, WRONG_SWIGLU[mistake], capsys, "Likely mistake: ", mistake)
+
+
+def test_swiglu_arguments_used_in_the_wrong_order_are_called_swapped(capsys):
+    def swiglu_ffn(x, W_up, W_gate, W_down):                  # parameters listed in the wrong order
+        return (sigmoid_silu(x @ W_gate) * (x @ W_up)) @ W_down
+    assert_fails_with(check_swiglu_ffn, swiglu_ffn, capsys, "Likely mistake: gate and value swapped")
+
+
+def test_swiglu_without_w_down_gets_the_shape_hint(capsys):
+    assert_fails_with(check_swiglu_ffn, lambda x, Wg, Wu, Wd: sigmoid_silu(x @ Wg) * (x @ Wu), capsys,
+                      "returned shape (5, 6); expected (5, 4)", "hidden layer's shape, (..., d_ff): multiply by W_down")
+
+
+def test_swiglu_with_a_transposed_w_down_reports_the_error(capsys):
+    def swiglu_ffn(x, W_gate, W_up, W_down):
+        return (sigmoid_silu(x @ W_gate) * (x @ W_up)) @ W_down.T
+    assert_fails_with(check_swiglu_ffn, swiglu_ffn, capsys, "raised ValueError", "line 2 of swiglu_ffn")
+
+
+def test_swiglu_stub_none_and_in_place(capsys):
+    def stub(x, W_gate, W_up, W_down):
+        raise NotImplementedError
+
+    def in_place(x, W_gate, W_up, W_down):
+        y = swiglu_matmul(x, W_gate, W_up, W_down)
+        x *= 2.0                                             # overwrites the caller's x
+        return y
+
+    assert_fails_with(check_swiglu_ffn, stub, capsys, "swiglu_ffn: not implemented yet")
+    assert_fails_with(check_swiglu_ffn, lambda x, Wg, Wu, Wd: None, capsys, "returned None")
+    assert_fails_with(check_swiglu_ffn, in_place, capsys, "changed its input `x` in place")
+
+
+# --------------------------------------------------------------------------------------------------------
+# swiglu_hidden
+# --------------------------------------------------------------------------------------------------------
+def hidden_llama_style(d, multiple_of=256):
+    hidden_dim = int(2 * (4 * d) / 3)
+    return multiple_of * ((hidden_dim + multiple_of - 1) // multiple_of)
+
+
+def hidden_ceil(d, multiple_of=256):
+    return multiple_of * math.ceil((8 * d // 3) / multiple_of)
+
+
+def hidden_negative_floor(d, multiple_of=256):
+    return -(-int(8 * d / 3) // multiple_of) * multiple_of
+
+
+def hidden_count_up(d, multiple_of=256):
+    width = int(2 * 4 * d / 3)
+    while width % multiple_of:
+        width += 1
+    return width
+
+
+def hidden_numpy_int(d, multiple_of=256):
+    return np.int64(np.ceil(int(8 * d / 3) / multiple_of)) * multiple_of
+
+
+@pytest.mark.parametrize("fn", [hidden_llama_style, hidden_ceil, hidden_negative_floor, hidden_count_up,
+                                hidden_numpy_int, params.swiglu_hidden])
+def test_correct_swiglu_hidden_passes(fn, capsys):
+    assert_passes(check_swiglu_hidden, fn, capsys)
+
+
+def test_llama_sizes_by_hand():
+    # Independent of the grader: the widths published for Llama 7B, 13B, 33B and 65B.
+    assert [hidden_count_up(d) for d in (4096, 5120, 6656, 8192)] == [11008, 13824, 17920, 22016]
+
+
+WRONG_HIDDEN = {
+    "not rounded to a multiple at all": lambda d, multiple_of=256: 8 * d // 3,
+    "rounded down instead of up": lambda d, multiple_of=256: (8 * d // 3) - (8 * d // 3) % multiple_of,
+    "rounded to the nearest multiple instead of up":
+        lambda d, multiple_of=256: int(np.round((8 * d // 3) / multiple_of)) * multiple_of,
+    "one multiple too many when 8/3 · d is already a multiple":
+        lambda d, multiple_of=256: ((8 * d // 3) // multiple_of + 1) * multiple_of,
+    "8/3 · d rounded up directly, without truncating it to an int first":
+        lambda d, multiple_of=256: math.ceil(8 / 3 * d / multiple_of) * multiple_of,
+    "multiple_of ignored (always 256)": lambda d, multiple_of=256: hidden_llama_style(d),
+    "2/3 of d instead of 2/3 of 4d": lambda d, multiple_of=256: hidden_llama_style(d / 4, multiple_of),
+    "4d, the classic width, instead of 8/3 · d": lambda d, multiple_of=256: 4 * d,
+}
+
+
+@pytest.mark.parametrize("mistake", WRONG_HIDDEN)
+def test_each_swiglu_hidden_mistake_is_named(mistake, capsys):
+    assert_fails_with(check_swiglu_hidden, WRONG_HIDDEN[mistake], capsys, "Likely mistake: ", mistake)
+
+
+@pytest.mark.parametrize("fn, phrases", [
+    (lambda d, multiple_of=256: float(hidden_llama_style(d, multiple_of)),
+     ("returned 11008.0, a float; a layer's width must be an int",)),
+    (lambda d, multiple_of=256: 8 * d / 3, ("returned 10922.667, which is not a whole number",)),
+    (lambda d, multiple_of: hidden_llama_style(d, multiple_of),
+     ("d = 4096 with the default multiple_of: your function raised TypeError",)),
+    (lambda d, multiple_of=256: None, ("returned None",)),
+    (lambda d, multiple_of=256: str(hidden_llama_style(d, multiple_of)), ("returned a str ('11008')",)),
+    (lambda d, multiple_of=256: True, ("returned True, a bool",)),
+], ids=["float", "fraction", "no-default", "None", "string", "bool"])
+def test_swiglu_hidden_wrong_kind_of_result(fn, phrases, capsys):
+    assert_fails_with(check_swiglu_hidden, fn, capsys, *phrases)
+
+
+def test_swiglu_hidden_stub(capsys):
+    def swiglu_hidden(d, multiple_of=256):
+        raise NotImplementedError("your code here")
+    assert_fails_with(check_swiglu_hidden, swiglu_hidden, capsys, "swiglu_hidden: not implemented yet")
+
+
+# --------------------------------------------------------------------------------------------------------
+# The graders' own mutants: each is told apart from all the others, and none warns
+# --------------------------------------------------------------------------------------------------------
+BANKS = [(check_gelu, lesson04._GELU_MISTAKES), (check_silu, lesson04._SILU_MISTAKES),
+         (check_swiglu_ffn, lesson04._SWIGLU_MISTAKES), (check_swiglu_hidden, lesson04._HIDDEN_MISTAKES)]
+
+
+@pytest.mark.parametrize("check, mistake", [(c, m) for c, bank in BANKS for m in bank],
+                         ids=lambda v: getattr(v, "name", getattr(v, "__name__", "")))
+def test_every_mutant_is_diagnosed_as_itself(check, mistake, capsys):
+    assert_fails_with(check, mistake.fn, capsys, f"Likely mistake: {mistake.name}.")
+
+
+def test_graders_are_silent_about_exits(capsys):
+    def leaves(z):
+        raise SystemExit(3)
+    assert_fails_with(check_gelu, leaves, capsys, "raised SystemExit: 3")
+
+
+# --------------------------------------------------------------------------------------------------------
+# The lesson's figures: every axis has a title and labels
+# --------------------------------------------------------------------------------------------------------
+def test_every_figure_has_titles_and_labelled_axes():
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from helpers import plot_activations as figures
+
+    z = np.linspace(-4.0, 4.0, 81)
+    made = [
+        figures.plot_activations(z, {"ReLU": reference.relu(z), "GELU": reference.gelu(z)},
+                                 {"ReLU": (z > 0).astype(float), "GELU": z * 0 + 0.5}),
+        figures.plot_gelu_gap(z, reference.gelu(z), reference.gelu_tanh(z)),
+        figures.plot_hidden_histograms({"ReLU": reference.relu(z), "SiLU": reference.silu(z)},
+                                       bins=np.linspace(-1.0, 4.0, 11)),
+        figures.plot_gate_map(reference.silu, n=21),
+    ]
+    for fig in made:
+        for ax in fig.axes:
+            if ax.get_label() == "<colorbar>":
+                continue
+            assert ax.get_title() and ax.get_xlabel(), (ax.get_title(), ax.get_xlabel())
+        assert any(ax.get_ylabel() for ax in fig.axes)
+        plt.close(fig)

@@ -1,0 +1,226 @@
+"""Lesson 05's graders against banks of right and wrong answers."""
+import numpy as np
+import pytest
+
+from helpers.and_not import DETECTOR
+from helpers.checks import check_collapse, check_detector_weights, check_residual_collapse
+
+
+def stub(*args):
+    raise NotImplementedError("your code here")
+
+
+# ---- exercise 1: collapse(W1, b1, W2, b2) -> (W, b) -----------------------------------------------------
+def collapse_numpy(W1, b1, W2, b2):
+    return W1 @ W2, b1 @ W2 + b2
+
+
+def collapse_loops(W1, b1, W2, b2):
+    d_in, d_hidden, d_out = len(W1), len(W2), len(W2[0])
+    W = [[sum(W1[i][k] * W2[k][j] for k in range(d_hidden)) for j in range(d_out)] for i in range(d_in)]
+    b = [sum(b1[k] * W2[k][j] for k in range(d_hidden)) + b2[j] for j in range(d_out)]
+    return W, b
+
+
+def collapse_einsum(W1, b1, W2, b2):
+    return [np.einsum("ik,kj->ij", W1, W2), np.einsum("k,kj->j", b1, W2) + b2]
+
+
+def collapse_by_probing(W1, b1, W2, b2):
+    """Read the map off its outputs: b = f(0), and row i of W is f(e_i) - f(0)."""
+    def f(x):
+        return (x @ W1 + b1) @ W2 + b2
+    b = f(np.zeros(W1.shape[0]))
+    return f(np.eye(W1.shape[0])) - b, b
+
+
+@pytest.mark.parametrize("fn", [collapse_numpy, collapse_loops, collapse_einsum, collapse_by_probing])
+def test_collapse_accepts_correct_styles(fn, capsys):
+    assert check_collapse(fn) is True, capsys.readouterr().out
+    assert "all 3 cases pass" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("fn, named", [
+    (lambda W1, b1, W2, b2: (W1 @ W2, b2), "Likely mistake: b1 forgotten in the combined bias"),
+    (lambda W1, b1, W2, b2: (W1 @ W2, b1 + b2), "Likely mistake: b1 not multiplied by W2"),
+    (lambda W1, b1, W2, b2: (W1 @ W2, b1 @ W2), "Likely mistake: b2 forgotten in the combined bias"),
+    (lambda W1, b1, W2, b2: (W2 @ W1, b1 @ W2 + b2), "Likely mistake: the product in the wrong order, W2 W1"),
+    (lambda W1, b1, W2, b2: (W1 * W2, b1 @ W2 + b2), "Likely mistake: W1 and W2 multiplied element by element"),
+    (lambda W1, b1, W2, b2: ((W1 @ W2).T, b1 @ W2 + b2), "W transposed (the column-vector convention)"),
+])
+def test_collapse_names_the_mistake(fn, named, capsys):
+    assert check_collapse(fn) is False
+    assert named in capsys.readouterr().out
+
+
+def test_collapse_wrong_order_is_named_even_though_it_crashes_on_non_square_layers(capsys):
+    def wrong_order(W1, b1, W2, b2):
+        return W2 @ W1, b1 @ W2 + b2
+    assert check_collapse(wrong_order) is False
+    out = capsys.readouterr().out
+    assert "raised ValueError" in out and "line 2 of wrong_order" in out
+    assert "Likely mistake: the product in the wrong order" in out
+
+
+@pytest.mark.parametrize("fn, message", [
+    (lambda W1, b1, W2, b2: W1 @ W2, "not the matrix alone"),
+    (lambda W1, b1, W2, b2: (W1 @ W2, (b1 @ W2 + b2)[None, :]), "Return b as a flat vector"),
+    (lambda W1, b1, W2, b2: (W1 @ W2, b1), "That is the length of b1"),
+    (lambda W1, b1, W2, b2: ((W1 @ W2).T, b1 @ W2 + b2), "That is W transposed"),
+    (lambda W1, b1, W2, b2: (W1 @ W2, None), "`b` is None"),
+    (lambda W1, b1, W2, b2: ("W", b2), "`W` is a str"),
+    (lambda W1, b1, W2, b2: (W1 @ W2 * np.nan, b2), "`W` holds NaN"),
+    (lambda W1, b1, W2, b2: None, "returned None"),
+    (lambda W1, b1, W2, b2: (W1, b1, W2), "return the pair `W, b`"),
+    (lambda W1, b1, W2, b2: 1 / 0, "raised ZeroDivisionError"),
+    ("collapse", "expected a function"),
+])
+def test_collapse_bad_returns_get_clear_messages(fn, message, capsys):
+    assert check_collapse(fn) is False
+    assert message in capsys.readouterr().out
+
+
+def test_collapse_that_changes_an_input_in_place_is_told(capsys):
+    def in_place(W1, b1, W2, b2):
+        b2 += b1 @ W2
+        return W1 @ W2, b2
+    assert check_collapse(in_place) is False
+    assert "changed its input `b2` in place" in capsys.readouterr().out
+
+
+def test_collapse_stub_says_not_implemented(capsys):
+    assert check_collapse(stub) is False
+    out = capsys.readouterr().out
+    assert "not implemented yet" in out and "\u2718" not in out
+
+
+def test_collapse_unknown_mistake_gets_the_hint(capsys):
+    assert check_collapse(lambda W1, b1, W2, b2: (W1 @ W2 + 1.0, b1 @ W2 + b2)) is False
+    assert "Hint: expand" in capsys.readouterr().out
+
+
+# ---- exercise 2: residual_collapse(W1, W2) -> I + W1 W2 -------------------------------------------------
+def residual_numpy(W1, W2):
+    return np.eye(W1.shape[0]) + W1 @ W2
+
+
+def residual_loops(W1, W2):
+    d, d_ff = len(W1), len(W2)
+    return [[(1.0 if i == j else 0.0) + sum(W1[i][k] * W2[k][j] for k in range(d_ff)) for j in range(d)]
+            for i in range(d)]
+
+
+def residual_by_probing(W1, W2):
+    """Apply the block to each basis vector: the rows of M are the images of e_1, ..., e_d."""
+    identity = np.identity(len(W1))
+    return identity + (identity @ W1) @ W2
+
+
+@pytest.mark.parametrize("fn", [residual_numpy, residual_loops, residual_by_probing])
+def test_residual_collapse_accepts_correct_styles(fn, capsys):
+    assert check_residual_collapse(fn) is True, capsys.readouterr().out
+
+
+@pytest.mark.parametrize("fn, named", [
+    (lambda W1, W2: W1 @ W2, "Likely mistake: the identity forgotten"),
+    (lambda W1, W2: 1 + W1 @ W2, "Likely mistake: 1 added to every entry instead of the identity"),
+    (lambda W1, W2: np.eye(len(W1)) - W1 @ W2, "Likely mistake: the skip path subtracted"),
+    (lambda W1, W2: np.eye(len(W1)) + W2 @ W1, "Likely mistake: the product in the wrong order, W2 W1"),
+    (lambda W1, W2: (np.eye(len(W1)) + W1) @ W2, "Likely mistake: the skip path sent through W2"),
+    (lambda W1, W2: (np.eye(len(W1)) + W1 @ W2).T, "M transposed (the column-vector convention)"),
+])
+def test_residual_collapse_names_the_mistake(fn, named, capsys):
+    assert check_residual_collapse(fn) is False
+    assert named in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("fn, message", [
+    (lambda W1, W2: np.eye(len(W2)) + W2 @ W1, "That is the shape of W2 @ W1"),
+    (lambda W1, W2: (np.eye(len(W1)), W1 @ W2), "return the one matrix"),
+    (lambda W1, W2: None, "returned None"),
+    (lambda W1, W2: np.full((len(W1), len(W1)), np.inf), "`M` holds NaN or infinity"),
+    (lambda W1, W2: np.eye(len(W1))[0], "`M` has shape"),
+    (lambda W1, W2: W1.undefined, "raised AttributeError"),
+    (residual_numpy(np.eye(2), np.eye(2)), "expected a function"),
+])
+def test_residual_collapse_bad_returns(fn, message, capsys):
+    assert check_residual_collapse(fn) is False
+    assert message in capsys.readouterr().out
+
+
+def test_residual_collapse_stub(capsys):
+    assert check_residual_collapse(stub) is False
+    assert "not implemented yet" in capsys.readouterr().out
+
+
+# ---- exercise 3: detector_weights() -> (W1, b1, W2, b2) --------------------------------------------------
+def one_unit(scale=1.0):
+    return (scale * np.array([[1.0], [1.0], [-1.0]]), scale * np.array([-1.0]), np.array([[1.0 / scale]]),
+            np.array([0.0]))
+
+
+@pytest.mark.parametrize("answer", [
+    one_unit(),
+    one_unit(2.0),                                                      # relu(2s - 2) / 2
+    tuple(DETECTOR[k] for k in ("W1", "b1", "W2", "b2")),               # two units
+    ([[1], [1], [-2]], [-1], [[1]], [0]),                               # lists; C weighed more
+    (np.array([[1.0], [1.0], [-1.0]]), np.array([-1.0]), np.array([1.0]), 0.0),   # W2 flat, b2 a number
+    (np.array([[1.0, 0.0, 5.0], [1.0, 0.0, 5.0], [-1.0, 0.0, -5.0]]),   # three units, two never fire
+     np.array([-1.0, -3.0, -100.0]), np.array([[1.0], [7.0], [-3.0]]), np.array([0.0])),
+    (np.array([[0.5], [0.5], [-1.0]]), np.array([-0.5]), np.array([[2.0]]), np.array([0.0])),  # height by W2
+])
+def test_detector_weights_accepts_any_exact_detector(answer, capsys):
+    assert check_detector_weights(lambda: answer) is True, capsys.readouterr().out
+    assert "all 8 cases pass" in capsys.readouterr().out
+
+
+def unit(wa, wb, wc, bias, out=1.0, b2=0.0):
+    return np.array([[wa], [wb], [wc]], float), np.array([bias], float), np.array([[out]]), np.array([b2])
+
+
+@pytest.mark.parametrize("answer, named", [
+    (unit(1, 1, 0, -1), "it fires for A and B and C"),                   # C ignored
+    (unit(1, 1, 1, -1), "it fires for A and B and C"),                   # C excites
+    (unit(1, 1, -1, 0), "it fires for A alone and for B alone"),         # threshold too low
+    (unit(1, 0.5, -1, -0.75), "it fires for A alone."),                  # only A alone crosses
+    (unit(1, 1, -1, -1, out=2.0), "the right pattern but the wrong height: it outputs 2"),
+    (unit(1, 1, -1, -1.5), "the right pattern but the wrong height: it outputs 0.5"),
+    (unit(1, 1, -1, -1, out=-1.0, b2=1.0), "the signs are flipped"),
+    (unit(1, 1, -1, -5), "silent everywhere"),
+    (unit(1, 1, -1, -1, b2=-0.5), "a negative output somewhere"),
+    (unit(1, 1, 2, -1), "it fires without A or B"),                      # C alone fires
+    (unit(1, 1, -1, -2), "silent everywhere"),                           # threshold just too high
+])
+def test_detector_weights_names_the_mistake(answer, named, capsys):
+    assert check_detector_weights(lambda: answer) is False
+    assert named in capsys.readouterr().out
+
+
+def test_detector_weights_single_mistakes_get_a_single_diagnosis(capsys):
+    assert check_detector_weights(lambda: unit(1, 1, 0, -1)) is False
+    out = capsys.readouterr().out
+    assert out.count("Likely mistake") == 1 and "expected 0, got 1" in out and "A=1 B=1 C=1" in out
+
+
+@pytest.mark.parametrize("answer, message", [
+    ((np.ones((1, 3)), np.zeros(1), np.ones((1, 1)), np.zeros(1)), "looks transposed"),
+    ((np.ones((3, 2)), np.zeros(3), np.ones((2, 1)), np.zeros(1)), "`b1` has shape (3,); expected (2,)"),
+    ((np.ones((3, 2)), np.zeros(2), np.ones((3, 1)), np.zeros(1)), "`W2` has shape (3, 1); expected (2, 1)"),
+    ((np.ones((3, 1)), np.zeros(1), np.ones((1, 1)), np.zeros(2)), "`b2` has shape (2,)"),
+    ((np.ones((3, 1)), np.zeros(1), np.ones((1, 1))), "expected the four weights"),
+    ((np.ones((3, 1)), np.zeros(1), "one", np.zeros(1)), "`W2` is 'one', not numbers"),
+    ((np.full((3, 1), np.nan), np.zeros(1), np.ones((1, 1)), np.zeros(1)), "`W1` holds NaN"),
+    (None, "returned None"),
+])
+def test_detector_weights_bad_shapes(answer, message, capsys):
+    assert check_detector_weights(lambda: answer) is False
+    assert message in capsys.readouterr().out
+
+
+def test_detector_weights_stub_exception_and_not_a_function(capsys):
+    assert check_detector_weights(stub) is False
+    assert "not implemented yet" in capsys.readouterr().out
+    assert check_detector_weights(lambda: [][0]) is False
+    assert "raised IndexError" in capsys.readouterr().out
+    assert check_detector_weights(one_unit()) is False
+    assert "expected a function" in capsys.readouterr().out

@@ -1,0 +1,573 @@
+"""Lesson 07's graders: each wrong implementation gets its own diagnosis; correct ones in any style pass."""
+import math
+
+import numpy as np
+import pytest
+
+from helpers.block import layer_norm
+from helpers.checks import check_moe_forward, check_residual_block, check_route
+from helpers.checks import lesson07 as L
+from helpers.ffn import moe_ffn
+
+
+def grade(check, fn, capsys):
+    result = check(fn)
+    return result, capsys.readouterr().out
+
+
+def stable_softmax(row):
+    top = max(row)
+    exps = [math.exp(v - top) for v in row]
+    return [v / sum(exps) for v in exps]
+
+
+# --------------------------------------------------------------------------------------------------------
+# check_route
+# --------------------------------------------------------------------------------------------------------
+def route_loops(logits, k):
+    experts, weights = [], []
+    for row in logits.tolist():
+        chosen = sorted(range(len(row)), key=lambda e: -row[e])[:k]
+        experts.append(chosen)
+        weights.append(stable_softmax([row[e] for e in chosen]))
+    return experts, weights
+
+
+def route_numpy(logits, k):
+    experts = np.argsort(-logits, axis=1)[:, :k]
+    chosen = np.take_along_axis(logits, experts, axis=1)
+    e = np.exp(chosen - chosen.max(axis=1, keepdims=True))
+    return experts, e / e.sum(axis=1, keepdims=True)
+
+
+def route_partition_renormalised(logits, k):
+    """Unordered top k (argpartition) and the full softmax renormalised over them."""
+    n_experts = logits.shape[1]
+    experts = np.argpartition(-logits, k - 1, axis=1)[:, :k] if k < n_experts else np.tile(
+        np.arange(n_experts), (len(logits), 1))
+    p = np.exp(logits - logits.max(axis=1, keepdims=True))
+    p /= p.sum(axis=1, keepdims=True)
+    chosen = np.take_along_axis(p, experts, axis=1)
+    return experts, chosen / chosen.sum(axis=1, keepdims=True)
+
+
+def route_reversed_ascending(logits, k):
+    """Ties go to the higher index here: also right."""
+    experts = np.argsort(logits, axis=1, kind="stable")[:, ::-1][:, :k]
+    chosen = np.take_along_axis(logits, experts, axis=1)
+    return experts, [stable_softmax(row) for row in chosen.tolist()]
+
+
+@pytest.mark.parametrize("fn", [route_loops, route_numpy, route_partition_renormalised,
+                                route_reversed_ascending])
+def test_route_accepts_correct_styles(fn, capsys):
+    result, out = grade(check_route, fn, capsys)
+    assert result is True, out
+    assert "all 8 cases pass" in out and "\u2718" not in out
+
+
+def route_all_softmax(logits, k):
+    experts = np.argsort(-logits, axis=1)[:, :k]
+    p = np.exp(logits - logits.max(axis=1, keepdims=True))
+    return experts, np.take_along_axis(p / p.sum(axis=1, keepdims=True), experts, axis=1)
+
+
+def route_smallest(logits, k):
+    experts = np.argsort(logits, axis=1)[:, :k]
+    return experts, [stable_softmax(row) for row in np.take_along_axis(logits, experts, 1).tolist()]
+
+
+def route_linear(logits, k):
+    experts = np.argsort(-logits, axis=1)[:, :k]
+    chosen = np.take_along_axis(logits, experts, 1)
+    return experts, chosen / chosen.sum(axis=1, keepdims=True)
+
+
+def route_raw(logits, k):
+    experts = np.argsort(-logits, axis=1)[:, :k]
+    return experts, np.take_along_axis(logits, experts, 1)
+
+
+def route_axis0(logits, k):
+    experts = np.argsort(-logits, axis=1)[:, :k]
+    chosen = np.take_along_axis(logits, experts, 1)
+    e = np.exp(chosen - chosen.max(axis=0))
+    return experts, e / e.sum(axis=0)
+
+
+def route_always_two(logits, k):
+    return route_numpy(logits, 2)
+
+
+def route_mask_by_value(logits, k):
+    experts, weights = [], []
+    for row in logits.tolist():
+        left = list(row)
+        chosen = []
+        for _ in range(k):
+            best = max(range(len(left)), key=lambda e: left[e])
+            chosen.append(best)
+            value = left[best]
+            left = [-math.inf if v == value else v for v in left]
+        experts.append(chosen)
+        weights.append(stable_softmax([row[e] for e in chosen]))
+    return experts, weights
+
+
+WRONG_ROUTES = [
+    (route_all_softmax, "Likely mistake: softmax over all experts, not renormalised"),
+    (route_smallest, "Likely mistake: the experts with the smallest logits"),
+    (route_linear, "Likely mistake: weights are the chosen logits divided by their sum"),
+    (route_raw, "Likely mistake: the raw logits returned as weights"),
+    (route_axis0, "Likely mistake: softmax taken down the tokens (axis=0)"),
+    (route_mask_by_value, "Likely mistake: an expert tied with the one just chosen is skipped"),
+]
+
+
+@pytest.mark.parametrize("fn, diagnosis", WRONG_ROUTES, ids=[f.__name__ for f, _ in WRONG_ROUTES])
+def test_route_names_each_mistake(fn, diagnosis, capsys):
+    result, out = grade(check_route, fn, capsys)
+    assert result is False
+    assert diagnosis in out, out
+    assert out.count("Likely mistake") + out.count("Possibly") == 1
+
+
+def test_route_k_ignored_is_explained_by_the_shape(capsys):
+    result, out = grade(check_route, route_always_two, capsys)
+    assert result is False
+    assert "\u2718 k = 1: the best expert alone, with weight 1: your function returned `experts` of shape " \
+           "(3, 2); expected (3, 1), one row per token. You always keep 2; keep k = 1" in out
+
+
+def test_route_exp_without_dividing_overflows_and_is_named(capsys):
+    def exp_only(logits, k):
+        experts = np.argsort(-logits, axis=1)[:, :k]
+        with np.errstate(over="ignore"):
+            return experts, np.exp(np.take_along_axis(logits, experts, 1))
+    result, out = grade(check_route, exp_only, capsys)
+    assert result is False
+    assert "Likely mistake: weights are exp(logit), never divided by their sum" in out
+    assert "NaN or infinity in `weights`" in out
+
+
+def test_route_naive_softmax_fails_only_on_large_logits(capsys):
+    def naive(logits, k):
+        experts = np.argsort(-logits, axis=1)[:, :k]
+        with np.errstate(over="ignore", invalid="ignore"):
+            e = np.exp(np.take_along_axis(logits, experts, 1))
+            return experts, e / e.sum(axis=1, keepdims=True)
+    result, out = grade(check_route, naive, capsys)
+    assert result is False
+    assert out.count("  \u2718") == 1 and "\u2718 large logits" in out
+    assert "Subtract each row's largest logit" in out
+
+
+def test_route_kth_threshold_keeps_every_tied_expert(capsys):
+    def threshold(logits, k):
+        kth = -np.sort(-logits, axis=1)[:, k - 1:k]
+        experts = [np.flatnonzero(row >= t) for row, t in zip(logits, kth)]
+        return experts, [stable_softmax(row[e].tolist()) for row, e in zip(logits, experts)]
+    result, out = grade(check_route, threshold, capsys)
+    assert result is False
+    assert "\u2718 a tie for second place" in out and "keeps every tied expert" in out
+    assert "\u2714 top 2 of 8 experts" in out
+
+
+def test_route_ragged_rows_are_explained(capsys):
+    def ragged(logits, k):
+        experts = [list(range(k + (t % 2))) for t in range(len(logits))]
+        return experts, [[1.0 / len(e)] * len(e) for e in experts]
+    result, out = grade(check_route, ragged, capsys)
+    assert result is False and "rows of different lengths" in out
+
+
+def test_route_same_expert_twice_is_explained(capsys):
+    def by_value(logits, k):
+        experts = [[int(np.flatnonzero(row == v)[0]) for v in -np.sort(-row)[:k]] for row in logits]
+        return experts, [stable_softmax(row[e].tolist()) for row, e in zip(logits, experts)]
+    result, out = grade(check_route, by_value, capsys)
+    assert result is False and "the same expert twice for token 0" in out
+
+
+def test_route_logits_instead_of_indices(capsys):
+    def values(logits, k):
+        top = -np.sort(-logits, axis=1)[:, :k]
+        return top, [stable_softmax(row) for row in top.tolist()]
+    result, out = grade(check_route, values, capsys)
+    assert result is False and "not whole numbers" in out
+
+
+def test_route_counting_from_one(capsys):
+    def from_one(logits, k):
+        experts, weights = route_numpy(logits, k)
+        return experts + 1, weights
+    result, out = grade(check_route, from_one, capsys)
+    assert result is False and "Expert indices count from 0" in out
+
+
+def test_route_weights_for_every_expert(capsys):
+    def every(logits, k):
+        experts, weights = route_numpy(logits, k)
+        full = np.zeros_like(logits)
+        np.put_along_axis(full, experts, weights, axis=1)
+        return experts, full
+    result, out = grade(check_route, every, capsys)
+    assert result is False and "a weight for every expert" in out
+
+
+def test_route_single_return_value(capsys):
+    result, out = grade(check_route, lambda logits, k: np.argsort(-logits)[:, :k], capsys)
+    assert result is False and "return two arrays, `experts, weights`" in out
+
+
+def test_route_changing_logits_in_place(capsys):
+    def in_place(logits, k):
+        experts, weights = route_numpy(logits, k)
+        logits[:] = 0.0
+        return experts, weights
+    result, out = grade(check_route, in_place, capsys)
+    assert result is False and "changed its input `logits` in place" in out
+
+
+@pytest.mark.parametrize("fn, message", [
+    (lambda logits, k: (_ for _ in ()).throw(NotImplementedError()), "not implemented yet"),
+    (lambda logits, k: None, "returned None"),
+    (lambda logits, k: logits[100], "raised IndexError"),
+], ids=["stub", "none", "raises"])
+def test_route_stub_none_and_exception(fn, message, capsys):
+    result, out = grade(check_route, fn, capsys)
+    assert result is False and message in out
+
+
+def test_route_not_a_function(capsys):
+    result, out = grade(check_route, ([[0, 1]], [[0.5, 0.5]]), capsys)
+    assert result is False and "expected a function" in out
+
+
+def test_route_cases_have_ties_only_where_intended():
+    for case in L._route_cases():
+        rows = case.args["logits"].tolist()
+        has_tie = any(len(set(row)) < len(row) for row in rows)
+        assert has_tie == ("tie" in case.name), case.name
+
+
+# --------------------------------------------------------------------------------------------------------
+# check_moe_forward
+# --------------------------------------------------------------------------------------------------------
+def moe_per_token(x, W_router, experts, k):
+    y = np.zeros_like(x)
+    for t in range(len(x)):
+        logits = x[t] @ W_router
+        chosen = np.argsort(-logits)[:k]
+        w = np.exp(logits[chosen] - logits[chosen].max())
+        w /= w.sum()
+        for e, weight in zip(chosen, w):
+            y[t] += weight * experts[e](x[t][None, :])[0]
+    return y
+
+
+def moe_grouped(x, W_router, experts, k):
+    logits = x @ W_router
+    chosen = np.argsort(-logits, axis=1)[:, :k]
+    picked = np.take_along_axis(logits, chosen, 1)
+    w = np.exp(picked - picked.max(1, keepdims=True))
+    w /= w.sum(1, keepdims=True)
+    y = np.zeros_like(x)
+    for e in range(len(experts)):
+        tokens, slot = np.nonzero(chosen == e)
+        if len(tokens):
+            y[tokens] += w[tokens, slot][:, None] * experts[e](x[tokens])
+    return y
+
+
+def moe_dense_then_mask(x, W_router, experts, k):
+    """Every expert on every token, then a (n, n_experts) weight matrix that is 0 off the chosen k."""
+    logits = x @ W_router
+    keep = np.zeros(logits.shape, dtype=bool)
+    np.put_along_axis(keep, np.argsort(-logits, axis=1)[:, :k], True, axis=1)
+    p = np.where(keep, np.exp(logits - logits.max(1, keepdims=True)), 0.0)
+    p /= p.sum(1, keepdims=True)
+    outputs = np.stack([expert(x) for expert in experts], axis=1)   # (n, n_experts, d)
+    return np.einsum("ne,ned->nd", p, outputs)
+
+
+def test_moe_threshold_mask_fails_only_when_a_tie_lets_k_plus_one_through(capsys):
+    def threshold(x, W_router, experts, k):
+        logits = x @ W_router
+        kth = -np.sort(-logits, axis=1)[:, k - 1:k]
+        p = np.where(logits >= kth, np.exp(logits - logits.max(1, keepdims=True)), 0.0)
+        p /= p.sum(1, keepdims=True)
+        return np.einsum("ne,ned->nd", p, np.stack([expert(x) for expert in experts], axis=1))
+    result, out = grade(check_moe_forward, threshold, capsys)
+    assert result is False
+    assert out.count("  \u2718") == 1 and "\u2718 two experts tied" in out
+
+
+@pytest.mark.parametrize("fn", [moe_per_token, moe_grouped, moe_dense_then_mask,
+                                lambda x, W, experts, k: moe_ffn(x, W, experts, k=k)],
+                         ids=["per_token", "grouped", "dense_then_mask", "reference"])
+def test_moe_accepts_correct_styles(fn, capsys):
+    result, out = grade(check_moe_forward, fn, capsys)
+    assert result is True, out
+    assert "all 6 cases pass" in out
+
+
+def moe_all_softmax(x, W_router, experts, k):
+    y = np.zeros_like(x)
+    for t in range(len(x)):
+        logits = x[t] @ W_router
+        p = np.exp(logits - logits.max())
+        p /= p.sum()
+        for e in np.argsort(-logits)[:k]:
+            y[t] += p[e] * experts[e](x[t:t + 1])[0]
+    return y
+
+
+def moe_smallest(x, W_router, experts, k):
+    y = np.zeros_like(x)
+    for t in range(len(x)):
+        logits = x[t] @ W_router
+        chosen = np.argsort(logits)[:k]
+        w = np.exp(logits[chosen] - logits[chosen].max())
+        for e, weight in zip(chosen, w / w.sum()):
+            y[t] += weight * experts[e](x[t:t + 1])[0]
+    return y
+
+
+def _with_weights(make_weights, where="output", k_used=None):
+    def fn(x, W_router, experts, k):
+        kk = k if k_used is None else k_used
+        y = np.zeros_like(x)
+        for t in range(len(x)):
+            logits = x[t] @ W_router
+            chosen = np.argsort(-logits, kind="stable")[:kk]
+            w = np.exp(logits[chosen] - logits[chosen].max())
+            w = make_weights(w / w.sum())
+            for e, weight in zip(chosen, w):
+                if where == "output":
+                    y[t] += weight * experts[e](x[t:t + 1])[0]
+                else:
+                    y[t] += experts[e](weight * x[t:t + 1])[0]
+        return y
+    return fn
+
+
+def moe_transposed_router(x, W_router, experts, k):
+    logits = x @ W_router.T                         # runs only when d == n_experts
+    return moe_grouped_from_logits(x, logits, experts, k)
+
+
+def moe_plus_x(x, W_router, experts, k):
+    return x + moe_grouped(x, W_router, experts, k)
+
+
+WRONG_MOES = [
+    (moe_all_softmax, "softmax over all experts, not renormalised"),
+    (moe_smallest, "the experts with the smallest logits"),
+    (_with_weights(lambda w: np.full(len(w), 1 / len(w))), "averaged with equal weights"),
+    (_with_weights(lambda w: np.ones(len(w))), "added without their weights"),
+    (_with_weights(lambda w: w, where="input"), "applied to the expert's input instead of its output"),
+    (_with_weights(lambda w: w, k_used=1), "k ignored: only the best expert"),
+    (_with_weights(lambda w: w, k_used=2), "k ignored: always 2 experts"),
+    (_with_weights(lambda w: np.full(len(w), w[0])), "the first choice's weight used for every chosen"),
+    (moe_transposed_router, "the router read transposed"),
+    (moe_plus_x, "x added to the output"),
+]
+
+
+@pytest.mark.parametrize("fn, diagnosis", WRONG_MOES, ids=[d.split(":")[0][:30] for _, d in WRONG_MOES])
+def test_moe_names_each_mistake(fn, diagnosis, capsys):
+    result, out = grade(check_moe_forward, fn, capsys)
+    assert result is False
+    verdict = [line for line in out.splitlines() if line.startswith(("  Likely mistake", "  Possibly"))]
+    assert len(verdict) == 1 and diagnosis in verdict[0], out
+
+
+def test_moe_transposed_router_runs_on_the_square_case_only(capsys):
+    result, out = grade(check_moe_forward, moe_transposed_router, capsys)
+    assert result is False
+    assert "\u2718 5 tokens, top 2 of 4 experts, d = 4: expected" in out
+    assert "\u2718 6 tokens, top 2 of 8 experts, d = 3: your function raised ValueError" in out
+    assert "Likely mistake: the router read transposed" in out
+
+
+def moe_grouped_from_logits(x, logits, experts, k):
+    chosen = np.argsort(-logits, axis=1)[:, :k]
+    picked = np.take_along_axis(logits, chosen, 1)
+    w = np.exp(picked - picked.max(1, keepdims=True))
+    w /= w.sum(1, keepdims=True)
+    y = np.zeros_like(x)
+    for t in range(len(x)):
+        for j in range(k):
+            y[t] += w[t, j] * experts[chosen[t, j]](x[t:t + 1])[0]
+    return y
+
+
+def test_moe_stacked_outputs_get_a_shape_hint(capsys):
+    def stacked(x, W_router, experts, k):
+        chosen = np.argsort(-(x @ W_router), axis=1)[:, :k]
+        return np.stack([np.stack([experts[e](x[t:t + 1])[0] for e in chosen[t]]) for t in range(len(x))])
+    result, out = grade(check_moe_forward, stacked, capsys)
+    assert result is False and "add them up (weighted) over the k axis" in out
+
+
+def test_moe_returning_the_logits_gets_a_shape_hint(capsys):
+    result, out = grade(check_moe_forward, lambda x, W, experts, k: x @ W, capsys)
+    assert result is False and "shape of the router's logits" in out
+
+
+def test_moe_changing_x_in_place(capsys):
+    def in_place(x, W_router, experts, k):
+        y = moe_grouped(x, W_router, experts, k)
+        x *= 0
+        return y
+    result, out = grade(check_moe_forward, in_place, capsys)
+    assert result is False and "changed its input `x` in place" in out
+
+
+def test_moe_masking_by_value_fails_only_the_tie_case(capsys):
+    def mask_by_value(x, W_router, experts, k):
+        logits = x @ W_router
+        y = np.zeros_like(x)
+        for t in range(len(x)):
+            left, chosen = logits[t].copy(), []
+            for _ in range(k):
+                best = int(np.argmax(left))
+                chosen.append(best)
+                left[left == left[best]] = -np.inf
+            w = np.exp(logits[t, chosen] - logits[t, chosen].max())
+            for e, weight in zip(chosen, w / w.sum()):
+                y[t] += weight * experts[e](x[t:t + 1])[0]
+        return y
+    result, out = grade(check_moe_forward, mask_by_value, capsys)
+    assert result is False
+    assert out.count("  \u2718") == 1 and "\u2718 two experts tied" in out
+
+
+@pytest.mark.parametrize("fn, message", [
+    (lambda x, W, e, k: (_ for _ in ()).throw(NotImplementedError()), "not implemented yet"),
+    (lambda x, W, e, k: None, "returned None"),
+    (lambda x, W, e, k: e[99](x), "raised IndexError"),
+    (lambda x, W, e, k: [[0.0] * x.shape[1]] * len(x), "returned a list"),
+    (lambda x, W, e, k: np.full(x.shape, np.nan), "NaN or infinity"),
+], ids=["stub", "none", "raises", "list", "nan"])
+def test_moe_stub_none_exception_type_and_nan(fn, message, capsys):
+    result, out = grade(check_moe_forward, fn, capsys)
+    assert result is False and message in out
+
+
+def test_moe_cases_exercise_what_they_claim():
+    cases = {c.name: c.args for c in L._moe_cases()}
+    idle = cases["an expert that no token picks"]
+    assert 2 not in np.argsort(-(idle["x"] @ idle["W_router"]), axis=1)[:, :2]
+    tie = cases["two experts tied on every token (identical, so either may be chosen)"]
+    logits = tie["x"] @ tie["W_router"]
+    assert np.array_equal(logits[:, 5], logits[:, 6]) and tie["experts"][5] is tie["experts"][6]
+    ranks = np.argsort(np.argsort(-logits, axis=1, kind="stable"), axis=1)
+    assert np.any(ranks[:, 5] == 1)          # on some token the tied pair straddles the top-2 boundary ...
+    assert np.any(ranks[:, 5] == 0)          # ... and on another both are the top 2
+    for name, args in cases.items():         # no other ties anywhere
+        logits = np.delete(args["x"] @ args["W_router"], 5, axis=1) if "tied" in name else \
+            args["x"] @ args["W_router"]
+        assert all(len(set(row)) == len(row) for row in logits.tolist()), name
+    square = cases["5 tokens, top 2 of 4 experts, d = 4"]
+    assert square["W_router"].shape == (4, 4) and not np.allclose(square["W_router"], square["W_router"].T)
+
+
+# --------------------------------------------------------------------------------------------------------
+# check_residual_block
+# --------------------------------------------------------------------------------------------------------
+def block_reference_style(x, ffn):
+    h = layer_norm(x)
+    return x + ffn(h)
+
+
+def block_own_norm(x, ffn):
+    mean = x.mean(axis=-1, keepdims=True)
+    std = x.std(axis=-1, keepdims=True)
+    return x + ffn((x - mean) / (std + 1e-6))
+
+
+def block_rows_loop(x, ffn):
+    flat = x.reshape(-1, x.shape[-1])
+    normed = []
+    for row in flat.tolist():
+        m = sum(row) / len(row)
+        var = sum((v - m) ** 2 for v in row) / len(row)
+        normed.append([(v - m) / math.sqrt(var + 1e-5) for v in row])
+    return x + ffn(np.array(normed).reshape(x.shape))
+
+
+@pytest.mark.parametrize("fn", [block_reference_style, block_own_norm, block_rows_loop])
+def test_block_accepts_correct_styles(fn, capsys):
+    result, out = grade(check_residual_block, fn, capsys)
+    assert result is True, out
+    assert "all 7 cases pass" in out
+
+
+def _norm(x, axis=-1, ddof=0, center=True):
+    c = x - x.mean(axis=axis, keepdims=True) if center else x
+    scale = x.var(axis=axis, keepdims=True, ddof=ddof) if center else (x ** 2).mean(axis=axis, keepdims=True)
+    return c / np.sqrt(scale + 1e-5)
+
+
+WRONG_BLOCKS = [
+    (lambda x, f: x + _norm(f(x)), "layer norm applied to the FFN's output instead of its input"),
+    (lambda x, f: _norm(x + f(x)), "the norm applied after the sum"),
+    (lambda x, f: f(_norm(x)), "the residual is missing"),
+    (lambda x, f: x + f(x), "the FFN applied to x, not to LN(x)"),
+    (lambda x, f: _norm(x) + f(_norm(x)), "the residual adds LN(x) instead of x"),
+    (lambda x, f: x + f(_norm(x, axis=0)), "layer norm over axis 0 (across tokens)"),
+    (lambda x, f: x + f(_norm(x, ddof=1)), "layer norm with the sample variance (ddof=1)"),
+    (lambda x, f: x + f(_norm(x, center=False)), "layer norm without subtracting the mean"),
+]
+
+
+@pytest.mark.parametrize("fn, diagnosis", WRONG_BLOCKS, ids=[d[:30] for _, d in WRONG_BLOCKS])
+def test_block_names_each_mistake(fn, diagnosis, capsys):
+    result, out = grade(check_residual_block, fn, capsys)
+    assert result is False
+    assert f"Likely mistake: {diagnosis}" in out, out
+
+
+def test_block_identity_case_catches_the_wiring_but_not_where_ln_sits():
+    """The seed's plumbing test: with the identity as FFN, the residual wiring mistakes show; LN applied to
+    the FFN's output does not (LN(identity(x)) = identity(LN(x))), which is why the doubling case exists."""
+    x = L._block_cases()[0].args["x"]
+    for fn, name in WRONG_BLOCKS[1:5]:
+        assert not np.allclose(fn(x, L._identity), L._reference_block(x, L._identity)), name
+    ln_after = WRONG_BLOCKS[0][0]
+    assert np.allclose(ln_after(x, L._identity), L._reference_block(x, L._identity))
+    assert not np.allclose(ln_after(x, L._double), L._reference_block(x, L._double))
+
+
+def test_block_in_place_addition_is_caught(capsys):
+    def in_place(x, ffn):
+        x += ffn(layer_norm(x))
+        return x
+    result, out = grade(check_residual_block, in_place, capsys)
+    assert result is False and "changed its input `x` in place" in out
+
+
+@pytest.mark.parametrize("fn, message", [
+    (lambda x, f: (_ for _ in ()).throw(NotImplementedError()), "not implemented yet"),
+    (lambda x, f: None, "returned None"),
+    (lambda x, f: f(layer_norm(x)).sum(axis=-1), "expected"),
+    (lambda x, f: x + f(layer_norm(x))[:, :2], "raised ValueError"),
+], ids=["stub", "none", "wrong_shape", "raises"])
+def test_block_stub_none_shape_and_exception(fn, message, capsys):
+    result, out = grade(check_residual_block, fn, capsys)
+    assert result is False and message in out
+
+
+# --------------------------------------------------------------------------------------------------------
+# Every mutant a grader knows is reachable: run as a learner's function, it is diagnosed as itself
+# --------------------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("check, mistakes", [(check_route, L._ROUTE_MISTAKES), (check_moe_forward, L._MOE_MISTAKES),
+                                             (check_residual_block, L._BLOCK_MISTAKES)],
+                         ids=["route", "moe_forward", "residual_block"])
+def test_every_mutant_is_diagnosed_as_itself(check, mistakes, capsys):
+    for mistake in mistakes:
+        result, out = grade(check, mistake.fn, capsys)
+        verdict = [line for line in out.splitlines() if line.startswith(("  Likely mistake", "  Possibly"))]
+        assert result is False and len(verdict) == 1 and mistake.name in verdict[0], (mistake.name, out)

@@ -37,6 +37,7 @@ SERVER_START_TIMEOUT = 120    # seconds for JupyterLab to answer
 NOTEBOOK_TIMEOUT = 180        # seconds for one notebook to open, run and save
 WIDGET_TIMEOUT = 30           # seconds for the explorer to redraw after a change
 EXPLORER = ".ffn-explorer"    # the class helpers.explorer.FFNExplorer adds to its outermost box
+PANEL = ".jp-NotebookPanel:not(.lm-mod-hidden)"   # the notebook on show (one tab at a time: ?reset below)
 
 pytestmark = pytest.mark.skipif(os.environ.get("FFN_BROWSER_TEST") != "1",
                                 reason="the real-browser test runs with `make test-browser`")
@@ -182,7 +183,7 @@ def test_there_are_learner_notebooks():
 
 
 def prompts(page) -> list[str]:
-    return page.eval_on_selector_all(".jp-Notebook .jp-CodeCell .jp-InputPrompt",
+    return page.eval_on_selector_all(f"{PANEL} .jp-CodeCell .jp-InputPrompt",
                                      "nodes => nodes.map(n => n.textContent.trim())")
 
 
@@ -218,7 +219,8 @@ def save(page, path: Path, deadline: float) -> None:
     before = path.stat().st_mtime_ns
     click_menu(page, "File", "docmanager:save")
     while time.monotonic() < deadline:
-        if path.stat().st_mtime_ns != before and not page.locator(".lm-TabBar-tab.jp-mod-dirty").count():
+        dirty = page.locator(".lm-TabBar-tab.lm-mod-current.jp-mod-dirty").count()
+        if path.stat().st_mtime_ns != before and not dirty:
             return
         time.sleep(0.25)
     raise AssertionError(f"{path.name}: File > Save did not write the notebook")
@@ -232,7 +234,7 @@ def zeroed_count(text: str) -> int:
 
 def exercise_explorer(page, stem: str) -> None:
     """The widget rendered; typing a new value into a slider's readout redraws the picture and the count."""
-    explorer = page.locator(EXPLORER).first
+    explorer = page.locator(f"{PANEL} {EXPLORER}").first
     explorer.locator("img").wait_for(state="visible", timeout=WIDGET_TIMEOUT * 1000)
     explorer.scroll_into_view_if_needed()
     summary = explorer.locator(".widget-html-content").first
@@ -266,8 +268,9 @@ def test_run_all_in_jupyterlab(browser, lab, name):   # browser first: no server
     console_errors: list[str] = []
     page.on("console", lambda message: message.type == "error" and console_errors.append(message.text))
     try:
-        page.goto(f"{lab.base}/lab/tree/{name}?token={lab.token}")
-        page.locator(".jp-Notebook .jp-Cell").first.wait_for()
+        # ?reset: a fresh workspace, so JupyterLab does not reopen the notebooks of the tests before.
+        page.goto(f"{lab.base}/lab/tree/{name}?reset&token={lab.token}")
+        page.locator(f"{PANEL} .jp-Cell").first.wait_for()
         wait_for_kernel(lab, name, deadline)
         click_menu(page, "Run", "runmenu:run-all")
         wait_for_run_all(lab, page, name, deadline)
@@ -281,7 +284,8 @@ def test_run_all_in_jupyterlab(browser, lab, name):   # browser first: no server
         assert not errors, f"{name}: errors in the browser run:\n" + "\n".join(errors)
         not_run = [i for i, c in code if c.execution_count is None]
         assert not not_run, f"{name}: cells {not_run} did not run"
-        assert not page.locator(".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.error']").count()
+        error_outputs = f"{PANEL} .jp-OutputArea-output[data-mime-type='application/vnd.jupyter.error']"
+        assert not page.locator(error_outputs).count(), f"{name}: an error output shows in the page"
         if shows_explorer:
             exercise_explorer(page, stem)
     except BaseException:

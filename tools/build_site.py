@@ -1,4 +1,4 @@
-"""Build a static, offline site from the executed solutions: `make html` (or `python tools/build_site.py --out DIR`).
+"""Build a static, offline site from the executed solutions: `make html` (or tools/build_site.py --out DIR).
 
     site/index.html          the notebooks in order, each with its title and a one-line summary
     site/NN_name.html        one page per solutions/NN_name.ipynb with its stored outputs and figures
@@ -123,7 +123,8 @@ def static_outputs(nb: nbformat.NotebookNode) -> int:
             image = next((m for m in ("image/png", "image/jpeg") if m in data), None)
             if image:
                 note = WIDGET_NOTE.format(what="A static picture of an interactive widget's starting state.")
-                picture = f"<img src='data:{image};base64,{data[image].strip()}' alt='{html.escape(data.get('text/plain', 'widget'), quote=True)}'>"
+                alt = html.escape(data.get("text/plain", "widget"), quote=True)
+                picture = f"<img src='data:{image};base64,{data[image].strip()}' alt='{alt}'>"
                 output["data"] = {"text/html": picture + note}
             else:
                 output["data"] = {"text/html": WIDGET_NOTE.format(what="An interactive widget goes here.")}
@@ -148,7 +149,8 @@ def index_page(pages: list[Page], source: str) -> str:
 <html lang="en"><head><meta charset="utf-8"><title>{html.escape(COURSE_TITLE)}</title>
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <style>
-body {{ font-family: system-ui, sans-serif; max-width: 60rem; margin: 2rem auto; padding: 0 1rem; line-height: 1.5; }}
+body {{ font-family: system-ui, sans-serif; max-width: 60rem; margin: 2rem auto; padding: 0 1rem;
+       line-height: 1.5; }}
 table {{ border-collapse: collapse; width: 100%; }}
 td {{ border-top: 1px solid #ddd; padding: 0.6rem 0.8rem; vertical-align: top; }}
 td:first-child {{ width: 30%; }}

@@ -112,7 +112,7 @@ def python_result(version, venv_python: str) -> Result:
     if (lo_major, lo_minor) <= tuple(version[:2]) <= (hi_major, hi_minor):
         return Result(True, f"Python {have} in {venv_python} (the course supports {supported})")
     return Result(False, f"Python {have} in {venv_python}; the course supports {supported}",
-                  f"rm -rf .venv && make PYTHON=python3.{hi_minor} lab   (or another supported python3.X you have)")
+                  f"rm -rf .venv && make PYTHON=python3.{hi_minor} lab   (or another supported python3.X)")
 
 
 def package_results(installed: dict[str, str], pins: dict[str, tuple[str, str]],

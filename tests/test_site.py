@@ -83,7 +83,7 @@ def synthetic(tmp_path):
                                                                            "version_minor": 0}})]
     nb.metadata["widgets"] = {"application/vnd.jupyter.widget-state+json": {"state": {}}}
     second = nbformat.v4.new_notebook()
-    second.cells = [nbformat.v4.new_markdown_cell("# Two\nText right under the title, `code` & more. More.")]
+    second.cells = [nbformat.v4.new_markdown_cell("# Two\nText right under the title, `code` & $x_1$. More.")]
     third = nbformat.v4.new_notebook()
     third.metadata["ffn_course"] = {"summary": "Set in the metadata."}
     third.cells = [nbformat.v4.new_code_cell("w")]
@@ -97,11 +97,20 @@ def synthetic(tmp_path):
 def test_summaries_come_from_the_first_markdown_cell_or_the_metadata(tmp_path):
     pages = build_site.build(tmp_path / "out", synthetic(tmp_path))
     assert [(p.title, p.summary) for p in pages] == [
-        ("01. Tracing by hand", "We trace one token."),
-        ("Two", "Text right under the title, `code` & more."),
+        ("01. Tracing by hand", "We trace one token. Then we do more."),
+        ("Two", "Text right under the title, `code` & $x_1$. More."),
         ("03 c", "Set in the metadata.")]
     index = (tmp_path / "out" / "index.html").read_text()
-    assert "<code>code</code> &amp; more." in index
+    assert "<code>code</code> &amp; <math" in index and "$x_1$" not in index      # maths as MathML
+
+
+def test_a_long_first_paragraph_is_cut_after_a_sentence():
+    long = " ".join(f"Sentence number {i} says a little more than the one before it." for i in range(12))
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_markdown_cell(f"# Long\n\n{long}")]
+    summary = build_site.describe(nb, "01_long.ipynb").summary
+    assert summary.endswith("before it.") and len(summary) <= build_site.SUMMARY_LIMIT
+    assert long.startswith(summary) and summary.count("Sentence") > 1
 
 
 def test_a_widget_shows_its_static_picture_or_a_note_and_no_widget_script(tmp_path):

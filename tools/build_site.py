@@ -9,8 +9,8 @@ from disk. A widget cannot run without a kernel: where its output carries a stat
 does) the picture stands in, with a note; otherwise the note alone says to open the notebook in JupyterLab.
 Maths ($...$, $$...$$) becomes MathML (latex2mathml), which browsers draw themselves: no MathJax to fetch.
 
-A notebook's summary is `metadata.ffn_course.summary` when set, else the first sentence of the first
-paragraph after the title in its first markdown cell.
+A notebook's summary is `metadata.ffn_course.summary` when set, else the first paragraph after the title in
+its first markdown cell, cut after the last sentence that fits in 300 characters.
 """
 from __future__ import annotations
 
@@ -22,7 +22,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import jinja2
-import mistune
 import nbformat
 from latex2mathml.converter import convert as latex_to_mathml
 from nbconvert import HTMLExporter
@@ -31,6 +30,7 @@ from nbconvert.filters.markdown_mistune import IPythonRenderer, MarkdownWithMath
 ROOT = Path(__file__).resolve().parent.parent
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 COURSE_TITLE = "The feed-forward network, from hand trace to mixture of experts"
+SUMMARY_LIMIT = 300   # characters of a notebook's first paragraph that the index shows
 # The lab template, less everything it would fetch from the network (require.js, MathJax, the widget manager).
 OFFLINE_TEMPLATE = """{%- extends 'lab/index.html.j2' -%}
 {%- block html_head_js_requirejs -%}{%- endblock html_head_js_requirejs -%}
@@ -98,16 +98,28 @@ def describe(nb: nbformat.NotebookNode, name: str) -> Page:
     title = heading.splitlines()[0].lstrip("#").strip() if heading else Path(name).stem.replace("_", " ")
     summary = nb.metadata.get("ffn_course", {}).get("summary")
     if not summary:
-        text = next((p for p in paragraphs if not p.startswith("#")), "")
-        if heading and "\n" in heading:          # a heading with the paragraph right under it
-            text = text or heading.split("\n", 1)[1]
-        text = " ".join(text.split())
-        summary = re.split(r"(?<=[.!?])\s+(?=[A-Z0-9`*_(\"])", text, maxsplit=1)[0]
+        under_heading = heading.split("\n", 1)[1] if heading and "\n" in heading else ""
+        text = under_heading or next((p for p in paragraphs if not p.startswith("#")), "")
+        summary = _shorten(" ".join(text.split()))
     return Page(name, title, summary)
 
 
+def _shorten(text: str, limit: int = SUMMARY_LIMIT) -> str:
+    """`text` whole when short, else its sentences up to `limit` characters (always at least the first)."""
+    if len(text) <= limit:
+        return text
+    sentences = re.split(r"(?<=[.!?])\s+(?=[A-Z0-9`*_(\"$])", text)
+    kept = sentences[:1]
+    for sentence in sentences[1:]:
+        if len(" ".join(kept + [sentence])) > limit:
+            break
+        kept.append(sentence)
+    return " ".join(kept)
+
+
 def _inline_markdown(text: str) -> str:
-    rendered = mistune.html(text).strip()
+    """One line of markdown (with maths) as HTML, without the paragraph around it."""
+    rendered = MarkdownWithMath(renderer=MathMLRenderer(escape=False)).render(text).strip()
     return re.sub(r"^<p>(.*)</p>$", r"\1", rendered, flags=re.DOTALL)
 
 

@@ -1,8 +1,27 @@
 """The course library: reference implementations, graders and plots for the FFN course.
 
-Modules (one concern each):
-    helpers.ffn       NumPy reference FFN, activations, SwiGLU and mixture of experts (row-vector convention)
-    helpers.toy       the small fixed networks the lessons trace by hand
-    helpers.plotting  figures used by more than one cell
-    helpers.checks    one grader per exercise: check_<exercise>(your_function) -> bool
+Each module holds one concern and imports nothing at import time beyond NumPy, SciPy and Matplotlib.
+
+References (row-vector convention, x @ W, unless the module says otherwise):
+    helpers.ffn            the NumPy FFN, activations (ReLU, GELU, GELU-tanh, SiLU), SwiGLU, mixture of experts
+    helpers.flat           pure-Python matrices as flat row-major lists, and the FFN built from them (lesson 02)
+    helpers.chunking       the FFN over a long sequence a chunk of tokens at a time (lesson 03)
+    helpers.attention_min  a minimal single-head attention, for cost and token-mixing comparisons (lesson 03)
+    helpers.collapse       affine layers without an activation collapse into one affine map (lesson 05)
+    helpers.and_not        "A and B but not C" on the eight binary inputs (lesson 05)
+    helpers.tiny_mlp       a one-hidden-layer classifier trained in NumPy with manual backprop (lesson 05)
+    helpers.kv_memory      the FFN as a sum over units, and a tiny memory of facts (lesson 06)
+    helpers.moe            routing tokens to experts and counting the load (lesson 07)
+    helpers.block          a minimal layer norm, the residual wrapper and a toy attention step (lesson 07)
+Sizes and counts:
+    helpers.models         published sizes of the models the course counts, one commented place
+    helpers.params         parameter counts of an FFN, attention and SwiGLU
+    helpers.toy            the small fixed networks traced by hand (lesson 01)
+    helpers.measure        peak memory (tracemalloc) and interleaved best-of timings
+Figures:
+    helpers.plotting       the input / pre-activation / hidden / output strips (lesson 01)
+    helpers.plot_flat, plot_cost, plot_activations, plot_regions, plot_memory, plot_moe, plot_block
+                           each lesson's figures (02, 03, 04, 05, 06, 07, 07)
+Graders:
+    helpers.checks         one grader per exercise: check_<exercise>(your_function) -> bool
 """

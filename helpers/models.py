@@ -31,5 +31,9 @@ MIXTRAL_8X7B = {
     "n_experts": 8,    # expert FFNs per layer
     "top_k": 2,        # experts each token is routed to
     "n_layers": 32,
+    "n_heads": 32,     # query heads of width head_dim
+    "n_kv_heads": 8,   # key/value heads (grouped-query attention), each shared by 4 query heads
+    "head_dim": 128,
+    "vocab": 32000,    # tokens; the input and output embeddings are not tied
     "activation": "SwiGLU",
 }

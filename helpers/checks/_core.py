@@ -52,13 +52,14 @@ class Outcome:
         return text + (f" ({self.where})" if self.where else "")
 
 
-def _is_library(filename: str) -> bool:
+def is_library_file(filename: str) -> bool:
+    """True for files of the course library, the standard library and installed packages: not the learner's."""
     return filename.startswith("<frozen") or any(filename.startswith(d) for d in _LIBRARY_DIRS)
 
 
 def _learner_line(error: BaseException, fn: Callable) -> str:
     """Where in the learner's own code the exception came from, e.g. "line 4 of ffn_forward: `y[i] = ...`"."""
-    frames = [f for f in traceback.extract_tb(error.__traceback__) if not _is_library(f.filename)]
+    frames = [f for f in traceback.extract_tb(error.__traceback__) if not is_library_file(f.filename)]
     if not frames:
         return ""
     frame = frames[-1]

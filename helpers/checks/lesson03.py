@@ -7,7 +7,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from helpers.checks._core import (Case, Mistake, _is_library, array_problem, check_function, close,
+from helpers.checks._core import (Case, Mistake, is_library_file, array_problem, check_function, close,
                                   fmt)
 from helpers.ffn import ffn, relu
 from helpers.measure import peak_bytes
@@ -114,7 +114,7 @@ def python_steps(fn: Callable, args: tuple) -> int | None:
 
     def on_call(frame, event, arg):  # sys.settrace: called for every Python function entered
         nonlocal count
-        if _is_library(frame.f_code.co_filename):
+        if is_library_file(frame.f_code.co_filename):
             return None
         return on_line
 
@@ -340,6 +340,7 @@ def check_ffn_chunked(fn) -> bool:
         return _not_a_function("ffn_chunked", fn)
     return check_function(
         "ffn_chunked", _measured(fn), _chunked_cases(), _reference_chunked, _chunked_problem,
-        _CHUNKED_MISTAKES, normalize=lambda measured: measured.value, describe=_describe_rows,
+        [Mistake(m.name, m.fix, _measured(m.fn)) for m in _CHUNKED_MISTAKES],  # judged like the learner's
+        normalize=lambda measured: measured.value, describe=_describe_rows,
         fallback_hint="make y = np.empty((T, d), dtype=x.dtype), then for s in range(0, T, chunk): "
                       "y[s:s + chunk] = ffn(x[s:s + chunk], W1, b1, W2, b2).")

@@ -1,6 +1,7 @@
 # Two commands set everything up on a machine with Python 3 and make:
 #   make lab    start JupyterLab on the learner's notebooks
 #   make test   run every test (unit tests, graders, nbval on solutions/ and notebooks/)
+# `make help` lists the others (a static site, grading, an environment check, a real-browser test).
 PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
@@ -8,8 +9,13 @@ STAMP  := $(VENV)/.installed
 # JupyterLab refuses to run as root unless told; CI and containers run as root.
 ALLOW_ROOT := $(if $(filter 0,$(shell id -u)),--allow-root,)
 PYTEST_NB := --nbval --nbval-current-env --nbval-sanitize-with tests/sanitize.cfg -n 2 --dist loadfile
+BROWSER_STAMP := $(VENV)/.browser-installed
+SITE    ?= site
+GRADES  ?= grades
+TIMEOUT ?= 120
+JOBS    ?= 1
 
-.PHONY: help lab test unit nbval notebooks solutions bench lock clean
+.PHONY: help lab test unit nbval notebooks solutions bench lock clean html grade doctor test-browser
 help:
 	@echo "make lab        start JupyterLab on notebooks/ (sets up .venv the first time)"
 	@echo "make test       run every test: helpers, graders, nbval on solutions/ and notebooks/"
@@ -17,6 +23,11 @@ help:
 	@echo "make solutions  re-execute solutions/ in place to refresh stored outputs"
 	@echo "make bench      time the reference FFNs against their bare matmuls (ratios, not part of make test)"
 	@echo "make lock       re-resolve requirements.in into the pinned requirements.txt"
+	@echo "make html       build a static site of the executed solutions into site/ (open site/index.html)"
+	@echo "make grade SUBMISSIONS=path/   run learners' notebooks and their checks: grades/grades.csv"
+	@echo "                (one subfolder or one .ipynb per learner; TIMEOUT=120 s per notebook, JOBS=1)"
+	@echo "make doctor     check .venv, the pinned packages, helpers and the Jupyter kernel, with fixes"
+	@echo "make test-browser  run every learner notebook in JupyterLab in headless Chromium (needs chromium)"
 
 $(STAMP): requirements.txt pyproject.toml tools/check_python.py
 	@$(PYTHON) tools/check_python.py
@@ -53,5 +64,24 @@ lock: $(STAMP)
 	{ echo "# The pinned set, generated from requirements.in by \`make lock\` (Python 3.11, Linux). Do not edit by hand."; \
 	  build/lock-venv/bin/pip freeze --exclude-editable; } > requirements.txt
 
+html: $(STAMP)
+	$(PY) tools/build_site.py --out $(SITE)
+
+grade: $(STAMP)
+	@test -n "$(SUBMISSIONS)" || { echo "usage: make grade SUBMISSIONS=path/ [TIMEOUT=120] [JOBS=1] [GRADES=grades]"; exit 2; }
+	$(PY) tools/grade.py "$(SUBMISSIONS)" --out $(GRADES) --timeout $(TIMEOUT) --jobs $(JOBS)
+
+# Diagnoses .venv rather than building it, so it runs with the Python that would build it.
+doctor:
+	@$(PYTHON) tools/doctor.py --venv $(VENV)
+
+# Playwright drives Debian's Chromium (apt-get install chromium); the course itself does not need it.
+$(BROWSER_STAMP): requirements-browser.txt $(STAMP)
+	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements-browser.txt
+	@touch $(BROWSER_STAMP)
+
+test-browser: $(STAMP) $(BROWSER_STAMP)
+	FFN_BROWSER_TEST=1 timeout -k 30 900 $(PY) -m pytest tests/test_browser.py -v -rs
+
 clean:
-	rm -rf $(VENV) build site
+	rm -rf $(VENV) build site screenshots

@@ -1,0 +1,302 @@
+"""A real browser runs every learner notebook through JupyterLab's own UI (`make test-browser`).
+
+For each notebooks/*.ipynb (found when the test starts), in a copy so nothing tracked changes: open it in
+JupyterLab, click Run > Run All Cells, wait for the kernel to finish, save through File > Save, and assert on
+the saved file that every code cell ran and no cell produced an error. Where a notebook shows the explorer
+(helpers.explorer), the widget must render and react when a slider's value is typed in.
+
+Headless Debian Chromium is driven by Playwright (the PyPI package, pinned in requirements-browser.txt) at
+/usr/bin/chromium, or wherever $CHROMIUM points; no browser is downloaded. Screenshots and the server's log
+go to screenshots/ (git-ignored). `make test` skips this module; `make test-browser` runs it.
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+import secrets
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+import nbformat
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
+SHOTS = ROOT / "screenshots"
+CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                  "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+SERVER_START_TIMEOUT = 120    # seconds for JupyterLab to answer
+NOTEBOOK_TIMEOUT = 180        # seconds for one notebook to open, run and save
+WIDGET_TIMEOUT = 30           # seconds for the explorer to redraw after a change
+EXPLORER = ".ffn-explorer"    # the class helpers.explorer.FFNExplorer adds to its outermost box
+PANEL = ".jp-NotebookPanel:not(.lm-mod-hidden)"   # the notebook on show (one tab at a time: ?reset below)
+
+pytestmark = pytest.mark.skipif(os.environ.get("FFN_BROWSER_TEST") != "1",
+                                reason="the real-browser test runs with `make test-browser`")
+
+
+def chromium_path() -> str | None:
+    for candidate in (os.environ.get("CHROMIUM"), shutil.which("chromium"), "/usr/bin/chromium"):
+        if candidate and os.access(candidate, os.X_OK):
+            return candidate
+    return None
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Lab:
+    """A JupyterLab server on 127.0.0.1 serving a copy of notebooks/, with its own settings and config."""
+
+    def __init__(self, workdir: Path):
+        self.root = workdir / "notebooks"
+        shutil.copytree(ROOT / "notebooks", self.root, ignore=shutil.ignore_patterns(".ipynb_checkpoints"))
+        settings = workdir / "settings"
+        self._write_settings(settings)
+        self.port, self.token = free_port(), secrets.token_hex(16)
+        self.base = f"http://127.0.0.1:{self.port}"
+        SHOTS.mkdir(exist_ok=True)
+        self.log_path = SHOTS / "jupyterlab-server.log"
+        self._log = open(self.log_path, "w")
+        env = dict(os.environ, JUPYTER_CONFIG_DIR=str(workdir / "config"),
+                   JUPYTER_RUNTIME_DIR=str(workdir / "runtime"))
+        # Same process group as pytest: a `timeout` that kills the test run kills the server too, and the
+        # kernels (ipykernel) exit when their parent does.
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "jupyterlab", "--no-browser", "--ServerApp.ip=127.0.0.1",
+             f"--ServerApp.port={self.port}", "--ServerApp.port_retries=0",
+             f"--IdentityProvider.token={self.token}", f"--ServerApp.root_dir={self.root}",
+             f"--LabApp.user_settings_dir={settings}", f"--LabApp.workspaces_dir={workdir / 'workspaces'}",
+             "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate"]
+            + (["--allow-root"] if os.geteuid() == 0 else []),
+            stdout=self._log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env, cwd=workdir)
+
+    @staticmethod
+    def _write_settings(settings: Path) -> None:
+        # Every cell in the DOM (no virtual scrolling), a kernel started on open, no news pop-up.
+        for plugin, values in {
+            "@jupyterlab/notebook-extension/tracker": {"windowingMode": "none", "autoStartDefaultKernel": True},
+            "@jupyterlab/apputils-extension/notification": {"fetchNews": "false", "checkForUpdates": False},
+        }.items():
+            path = settings / f"{plugin}.jupyterlab-settings"
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(json.dumps(values))
+
+    def api(self, path: str, method: str = "GET"):
+        request = urllib.request.Request(f"{self.base}/api/{path}", method=method,
+                                         headers={"Authorization": f"token {self.token}"})
+        with urllib.request.urlopen(request, timeout=10) as response:
+            body = response.read()
+        return json.loads(body) if body else None
+
+    def wait_until_up(self) -> None:
+        deadline = time.monotonic() + SERVER_START_TIMEOUT
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"JupyterLab exited with code {self.process.returncode}:\n{self.log_tail()}")
+            try:
+                self.api("status")
+                return
+            except (urllib.error.URLError, ConnectionError, TimeoutError):
+                time.sleep(0.5)
+        raise RuntimeError(f"JupyterLab did not answer within {SERVER_START_TIMEOUT} s:\n{self.log_tail()}")
+
+    def session(self, name: str) -> dict | None:
+        return next((s for s in self.api("sessions") if s["path"] == name), None)
+
+    def log_tail(self, lines: int = 30) -> str:
+        self._log.flush()
+        return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-lines:])
+
+    def stop(self) -> None:
+        """Shut down gracefully (kernels first), then kill whatever is left of the server and its kernels."""
+        try:
+            import psutil
+            leftovers = psutil.Process(self.process.pid).children(recursive=True)
+        except Exception:                      # the server is already gone, or psutil cannot see it
+            psutil, leftovers = None, []
+        if self.process.poll() is None:
+            try:
+                self.api("shutdown", method="POST")
+                self.process.wait(timeout=20)
+            except Exception:
+                self.process.kill()
+                self.process.wait(timeout=10)
+        for child in leftovers:
+            try:
+                child.kill()
+            except Exception:
+                pass
+        self._log.close()
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory):
+    previous = signal.signal(signal.SIGTERM, _raise_keyboard_interrupt)   # teardown runs on `timeout` too
+    SHOTS.mkdir(exist_ok=True)
+    for old in SHOTS.glob("*.png"):
+        old.unlink()
+    server = Lab(tmp_path_factory.mktemp("lab"))
+    try:
+        server.wait_until_up()
+        yield server
+    finally:
+        server.stop()
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _raise_keyboard_interrupt(signum, frame):
+    raise KeyboardInterrupt(f"signal {signum}")
+
+
+@pytest.fixture(scope="module")
+def browser(tmp_path_factory):
+    executable = chromium_path()
+    if executable is None:
+        pytest.skip("no Chromium here: install Debian's (`apt-get install chromium`, as root; .ci/run does) "
+                    "or point $CHROMIUM at one, then run `make test-browser` again")
+    from playwright.sync_api import sync_playwright
+    with sync_playwright() as playwright:
+        context = playwright.chromium.launch_persistent_context(
+            str(tmp_path_factory.mktemp("chromium-profile")), executable_path=executable, headless=True,
+            args=CHROMIUM_FLAGS, viewport={"width": 1280, "height": 900})
+        context.set_default_timeout(60_000)
+        try:
+            yield context
+        finally:
+            context.close()
+
+
+def test_there_are_learner_notebooks():
+    assert NOTEBOOKS, "notebooks/ holds no notebooks to run"
+
+
+def prompts(page) -> list[str]:
+    return page.eval_on_selector_all(f"{PANEL} .jp-CodeCell .jp-InputPrompt",
+                                     "nodes => nodes.map(n => n.textContent.trim())")
+
+
+def wait_for_kernel(lab: Lab, name: str, deadline: float) -> None:
+    while time.monotonic() < deadline:
+        session = lab.session(name)
+        if session and session["kernel"]["execution_state"] == "idle":
+            return
+        time.sleep(0.5)
+    raise AssertionError(f"{name}: no idle kernel before the deadline")
+
+
+def wait_for_run_all(lab: Lab, page, name: str, deadline: float) -> None:
+    """Until no cell is queued or running ([*]) and the kernel has been idle for two polls in a row."""
+    idle_polls = 0
+    while time.monotonic() < deadline:
+        busy = any(p.startswith("[*]") for p in prompts(page))
+        session = lab.session(name)
+        idle = session is not None and session["kernel"]["execution_state"] == "idle"
+        idle_polls = idle_polls + 1 if idle and not busy else 0
+        if idle_polls >= 2:
+            return
+        time.sleep(0.5)
+    raise AssertionError(f"{name}: Run All did not finish within {NOTEBOOK_TIMEOUT} s; prompts {prompts(page)}")
+
+
+def click_menu(page, menu: str, command: str) -> None:
+    page.get_by_role("menuitem", name=menu, exact=True).click()
+    page.locator(f'li[data-command="{command}"]').click()
+
+
+def save(page, path: Path, deadline: float) -> None:
+    before = path.stat().st_mtime_ns
+    click_menu(page, "File", "docmanager:save")
+    while time.monotonic() < deadline:
+        dirty = page.locator(".lm-TabBar-tab.lm-mod-current.jp-mod-dirty").count()
+        if path.stat().st_mtime_ns != before and not dirty:
+            return
+        time.sleep(0.25)
+    raise AssertionError(f"{path.name}: File > Save did not write the notebook")
+
+
+def zeroed_count(text: str) -> int:
+    match = re.search(r"zeroes (\d+) of \d+", text)
+    assert match, f"the explorer's summary line does not say how many units are zeroed: {text!r}"
+    return int(match.group(1))
+
+
+def exercise_explorer(page, stem: str) -> None:
+    """The widget rendered; typing a new value into a slider's readout redraws the picture and the count."""
+    explorer = page.locator(f"{PANEL} {EXPLORER}").first
+    explorer.locator("img").wait_for(state="visible", timeout=WIDGET_TIMEOUT * 1000)
+    explorer.scroll_into_view_if_needed()
+    summary = explorer.locator(".widget-html-content").first
+    before_text, before_src = summary.inner_text(), explorer.locator("img").get_attribute("src")
+    explorer.screenshot(path=str(SHOTS / f"{stem}-explorer-before.png"))
+    readout = explorer.locator(".widget-readout").nth(3)        # slider x[3]
+    current = float(readout.inner_text().replace("\u2212", "-"))
+    readout.click()
+    page.keyboard.press("Control+A")
+    page.keyboard.type("-1" if current > 0 else "1")
+    page.keyboard.press("Enter")
+    deadline = time.monotonic() + WIDGET_TIMEOUT
+    while time.monotonic() < deadline:
+        after_text, after_src = summary.inner_text(), explorer.locator("img").get_attribute("src")
+        if after_text != before_text and after_src != before_src:
+            break
+        time.sleep(0.25)
+    assert after_text != before_text, f"the explorer did not react to a slider change: {before_text!r}"
+    assert after_src != before_src, "the explorer's picture was not redrawn after a slider change"
+    print(f"explorer: {before_text!r} -> {after_text!r} "
+          f"({zeroed_count(before_text)} -> {zeroed_count(after_text)} zeroed)")
+    explorer.screenshot(path=str(SHOTS / f"{stem}-explorer-after.png"))
+
+
+@pytest.mark.parametrize("name", [p.name for p in NOTEBOOKS])
+def test_run_all_in_jupyterlab(browser, lab, name):   # browser first: no server when it skips
+    deadline = time.monotonic() + NOTEBOOK_TIMEOUT
+    stem, path = Path(name).stem, lab.root / name
+    shows_explorer = "helpers.explorer" in path.read_text()
+    page = browser.new_page()
+    console_errors: list[str] = []
+    page.on("console", lambda message: message.type == "error" and console_errors.append(message.text))
+    try:
+        # ?reset: a fresh workspace, so JupyterLab does not reopen the notebooks of the tests before.
+        page.goto(f"{lab.base}/lab/tree/{name}?reset&token={lab.token}")
+        page.locator(f"{PANEL} .jp-Cell").first.wait_for()
+        wait_for_kernel(lab, name, deadline)
+        click_menu(page, "Run", "runmenu:run-all")
+        wait_for_run_all(lab, page, name, deadline)
+        page.screenshot(path=str(SHOTS / f"{stem}.png"))
+        save(page, path, deadline)
+
+        ran = nbformat.read(path, as_version=4)
+        code = [(i + 1, c) for i, c in enumerate(ran.cells) if c.cell_type == "code" and c.source.strip()]
+        errors = [f"cell {i}: {o.ename}: {o.evalue}" for i, c in code for o in c.outputs
+                  if o.output_type == "error"]
+        assert not errors, f"{name}: errors in the browser run:\n" + "\n".join(errors)
+        not_run = [i for i, c in code if c.execution_count is None]
+        assert not not_run, f"{name}: cells {not_run} did not run"
+        error_outputs = f"{PANEL} .jp-OutputArea-output[data-mime-type='application/vnd.jupyter.error']"
+        assert not page.locator(error_outputs).count(), f"{name}: an error output shows in the page"
+        if shows_explorer:
+            exercise_explorer(page, stem)
+    except BaseException:
+        try:
+            page.screenshot(path=str(SHOTS / f"{stem}-failure.png"))
+        except Exception as error:             # the page itself may be what broke
+            print(f"no failure screenshot: {error}")
+        print(f"console errors: {console_errors}\nserver log:\n{lab.log_tail()}")
+        raise
+    finally:
+        session = lab.session(name)
+        if session:
+            lab.api(f"sessions/{session['id']}", method="DELETE")    # stop the kernel before the next one
+        page.close()

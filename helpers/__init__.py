@@ -20,6 +20,7 @@ Sizes and counts:
     helpers.measure        peak memory (tracemalloc) and interleaved best-of timings
 Figures:
     helpers.plotting       the input / pre-activation / hidden / output strips (lesson 01)
+    helpers.explorer       the interactive 4 -> 8 -> 4 explorer (ipywidgets), with a still picture fallback
     helpers.plot_flat, plot_cost, plot_activations, plot_regions, plot_memory, plot_moe, plot_block
                            each lesson's figures (02, 03, 04, 05, 06, 07, 07)
 Graders:

@@ -126,8 +126,10 @@ def coalesce_streams(cell: nbformat.NotebookNode) -> None:
 
 def execute(nb: nbformat.NotebookNode, cwd: Path) -> None:
     """Run every cell in a fresh kernel of this environment, storing the outputs in `nb`."""
+    # Widget state is not stored: its model ids are random (every run would rewrite the JSON), and the
+    # explorer's output carries a still picture for readers without a live kernel.
     client = NotebookClient(nb, timeout=EXECUTE_TIMEOUT, kernel_name="python3", record_timing=False,
-                            resources={"metadata": {"path": str(cwd)}})
+                            store_widget_state=False, resources={"metadata": {"path": str(cwd)}})
     client.execute()
     for cell in nb.cells:
         if cell.cell_type == "code":

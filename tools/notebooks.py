@@ -124,6 +124,18 @@ def coalesce_streams(cell: nbformat.NotebookNode) -> None:
     cell.outputs = merged
 
 
+WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+
+
+def fix_widget_ids(cell: nbformat.NotebookNode) -> None:
+    """Give stored widget views a fixed model id. Their models are not stored (see execute), so the random
+    id pointed at nothing anyway; a fixed one keeps the JSON from changing at every run."""
+    for output in cell.get("outputs", []):
+        view = output.get("data", {}).get(WIDGET_VIEW)
+        if view is not None:
+            view["model_id"] = "not-stored"
+
+
 def execute(nb: nbformat.NotebookNode, cwd: Path) -> None:
     """Run every cell in a fresh kernel of this environment, storing the outputs in `nb`."""
     # Widget state is not stored: its model ids are random (every run would rewrite the JSON), and the
@@ -134,6 +146,7 @@ def execute(nb: nbformat.NotebookNode, cwd: Path) -> None:
     for cell in nb.cells:
         if cell.cell_type == "code":
             coalesce_streams(cell)
+            fix_widget_ids(cell)
 
 
 def same_sources(a: nbformat.NotebookNode, b: nbformat.NotebookNode) -> bool:

@@ -19,10 +19,10 @@ def test_the_robot_output_is_signed():
 
 # ---- exercise 1: the hand trace ------------------------------------------------------------------------
 @pytest.mark.parametrize("answer", [
-    ([4, -1], [4, 0], [4, -1]),
-    ((4.0, -1.0), (4.0, 0.0), (4.0, -1.0)),
-    (np.array([4, -1]), np.array([4, 0]), np.array([4, -1])),
-    [[4, -1], [4, 0], [4, -1]],
+    ([4, -1], [4, 0], [5, -1]),
+    ((4.0, -1.0), (4.0, 0.0), (5.0, -1.0)),
+    (np.array([4, -1]), np.array([4, 0]), np.array([5, -1])),
+    [[4, -1], [4, 0], [5, -1]],
 ])
 def test_hand_trace_accepts_right_answers_in_any_container(answer, capsys):
     assert check_hand_trace(lambda: answer) is True
@@ -30,10 +30,12 @@ def test_hand_trace_accepts_right_answers_in_any_container(answer, capsys):
 
 
 @pytest.mark.parametrize("answer, named", [
-    (([5, -1], [5, 0], [5, -1]), "b1 left out"),
-    (([4, -1], [4, -1], [4, -2]), "ReLU not applied"),
-    (([4, -1], [4, 0], [4, 0]), "ReLU applied after W2 as well, or b2 left out"),
-    (([4, 1], [4, 1], [4, 0]), "the second row read as [-1, 1]"),
+    (([5, -1], [5, 0], [6, -1]), "b1 left out"),
+    (([4, -1], [4, -1], [5, -2]), "ReLU not applied"),
+    (([4, -1], [4, 0], [5, 0]), "ReLU applied after W2 as well"),
+    (([4, -1], [4, 0], [4, 0]), "b2 left out"),
+    (([4, -1], [4, 0], [4, -1]), "y copied from z"),
+    (([4, 1], [4, 1], [5, 0]), "the second row read as [-1, 1]"),
 ])
 def test_hand_trace_names_the_slip(answer, named, capsys):
     assert check_hand_trace(lambda: answer) is False
@@ -44,7 +46,7 @@ def test_hand_trace_names_the_slip(answer, named, capsys):
     (lambda: ([1, 2], [3, 4], [5, 6]), "Hint: work one unit at a time"),
     (lambda: None, "returned None"),
     (lambda: ([4, -1], [4, 0]), "expected three lists"),
-    (lambda: ([4, -1], [4, 0], [4, -1, 0]), "`y` is 3 numbers; expected 2"),
+    (lambda: ([4, -1], [4, 0], [5, -1, 0]), "`y` is 3 numbers; expected 2"),
     (lambda: ([4, -1], None, [4, -1]), "`h` is None"),
     (lambda: 1 / 0, "raised ZeroDivisionError"),
     ("not a function", "expected a function"),
@@ -52,6 +54,17 @@ def test_hand_trace_names_the_slip(answer, named, capsys):
 def test_hand_trace_bad_answers(fn, message, capsys):
     assert check_hand_trace(fn) is False
     assert message in capsys.readouterr().out
+
+
+def test_hand_trace_shape_problem_gets_no_arithmetic_hint(capsys):
+    assert check_hand_trace(lambda: ([4, -1], [4, 0], 3)) is False
+    out = capsys.readouterr().out
+    assert "`y` is a single number" in out and "Hint" not in out
+
+
+def test_firing_units_mask_gets_told_to_take_indices(capsys):
+    assert check_firing_units(lambda x, W1, b1: (pre(x, W1, b1) > 0).tolist()) is False
+    assert "np.flatnonzero(mask)" in capsys.readouterr().out
 
 
 def test_hand_trace_stub(capsys):

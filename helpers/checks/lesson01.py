@@ -8,20 +8,25 @@ from helpers.checks._core import (a_kind, Case, Mistake, Report, answer_of, chec
 
 __all__ = ["check_hand_trace", "check_firing_units", "check_detector"]
 
-# Exercise 1: trace x = [2, 3] through the 2 x 2 network with b1 = [-1, 0], W2 = I and b2 = [0, -1].
+# Exercise 1: trace x = [2, 3] through the 2 x 2 network with b1 = [-1, 0], W2 = I and b2 = [1, -1].
 TRACE_X = [2.0, 3.0]
 TRACE_B1 = [-1.0, 0.0]
-TRACE_B2 = [0.0, -1.0]
-_TRACE = {"z": [4.0, -1.0], "h": [4.0, 0.0], "y": [4.0, -1.0]}
-# What known slips give, part by part (z, h, y), with what to do about each.
+TRACE_B2 = [1.0, -1.0]
+_TRACE = {"z": [4.0, -1.0], "h": [4.0, 0.0], "y": [5.0, -1.0]}
+# What known slips give, part by part (z, h, y), with what to do about each. A slip is named when it explains
+# every part that is wrong; the order matters where two slips give the same wrong part.
 _TRACE_MISTAKES = [
-    ("b1 left out", {"z": [5.0, -1.0], "h": [5.0, 0.0], "y": [5.0, -1.0]},
+    ("b1 left out", {"z": [5.0, -1.0], "h": [5.0, 0.0], "y": [6.0, -1.0]},
      "z = W1 x + b1: add b1 = [-1, 0] to the two dot products."),
-    ("ReLU not applied", {"z": [4.0, -1.0], "h": [4.0, -1.0], "y": [4.0, -2.0]},
+    ("ReLU not applied", {"z": [4.0, -1.0], "h": [4.0, -1.0], "y": [5.0, -2.0]},
      "h = relu(z) = max(0, z) element by element: a negative z becomes exactly 0."),
-    ("ReLU applied after W2 as well, or b2 left out", {"z": [4.0, -1.0], "h": [4.0, 0.0], "y": [4.0, 0.0]},
-     "y = W2 h + b2 = h + [0, -1] with W2 = I, and it is not clamped: the output may be negative."),
-    ("the second row read as [-1, 1]", {"z": [4.0, 1.0], "h": [4.0, 1.0], "y": [4.0, 0.0]},
+    ("ReLU applied after W2 as well", {"z": [4.0, -1.0], "h": [4.0, 0.0], "y": [5.0, 0.0]},
+     "y = W2 h + b2 is not clamped: the output may be negative, which is how the FFN pushes x down."),
+    ("b2 left out", {"z": [4.0, -1.0], "h": [4.0, 0.0], "y": [4.0, 0.0]},
+     "y = W2 h + b2: with W2 = I that is h + [1, -1]."),
+    ("y copied from z", {"z": [4.0, -1.0], "h": [4.0, 0.0], "y": [4.0, -1.0]},
+     "The output comes from the hidden vector: y = W2 h + b2 = h + [1, -1]."),
+    ("the second row read as [-1, 1]", {"z": [4.0, 1.0], "h": [4.0, 1.0], "y": [5.0, 0.0]},
      "Row 2 of W1 is [1, -1]: z2 = 1*2 + (-1)*3 + 0 = -1."),
 ]
 
@@ -41,7 +46,7 @@ def check_hand_trace(fn) -> bool:
         return False
     got = dict(zip("zhy", value))
     report.header = f"checking z, h and y for x = {fmt(TRACE_X)}"
-    failed = []
+    failed, wrong_values = [], False
     for part, meaning in (("z", "pre-activation z = W1 x + b1"), ("h", "hidden h = relu(z)"),
                           ("y", "output y = W2 h + b2")):
         problem = vector_problem(got[part], 2)
@@ -53,7 +58,8 @@ def check_hand_trace(fn) -> bool:
         else:
             report.failed(meaning, f"expected {fmt(_TRACE[part])}, got {fmt([float(v) for v in got[part]])}")
             failed.append(part)
-    if failed:
+            wrong_values = True
+    if wrong_values:
         for name, wrong, fix in _TRACE_MISTAKES:
             if all(vector_problem(got[p], 2) is None and close(got[p], wrong[p]) for p in failed):
                 report.line(f"Likely mistake: {name}. {fix}")
@@ -116,6 +122,9 @@ def _indices_problem(value, case):
         value = value.tolist()
     if not isinstance(value, (list, tuple)):
         return f"returned {a_kind(value)}; return a list of unit indices such as [0, 3, 5]"
+    if any(isinstance(v, (bool, np.bool_)) for v in value):
+        return ("returned True/False for every unit (a mask); return the indices where it is True, for "
+                "example np.flatnonzero(mask).tolist()")
     if any(isinstance(v, float) and not float(v).is_integer() for v in value):
         return ("returned numbers that are not whole, such as the activations themselves; return the "
                 "indices k of the units that fire")

@@ -66,10 +66,16 @@ def gelu_tanh(z: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
 
 
 def silu(z: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
-    """SiLU (swish): z / (1 + e^-z) = z * sigmoid(z), with no overflow warning for very negative z."""
+    """SiLU (swish): z / (1 + e^-z) = z * sigmoid(z), with no overflow warning for very negative z.
+
+    For very negative z, e^-z overflows to inf and z / inf is -0, the right limit: the overflow is expected,
+    so its warning is switched off here. (NumPy's exp is about twice as fast as scipy.special.expit.)
+    """
     def formula(z, out):
-        s = special.expit(z)                    # sigmoid(z) = 1 / (1 + e^-z), stable for any z
-        return np.multiply(z, s, out=out)       # z * sigmoid(z)
+        with np.errstate(over="ignore", under="ignore"):
+            e = np.exp(-z)                      # e^-z, inf for very negative z
+        e += 1.0                                # 1 + e^-z
+        return np.divide(z, e, out=out)         # z / (1 + e^-z)
     return _elementwise(formula, z, out)
 
 

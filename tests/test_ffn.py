@@ -206,6 +206,7 @@ def test_silu_for_large_negative_and_positive_inputs(dtype):
 @pytest.mark.parametrize("act", ACTIVATIONS, ids=lambda f: f.__name__)
 def test_scalar_list_and_integer_inputs(act):
     assert act(1.5) == pytest.approx(REFERENCES[act](1.5), rel=1e-14)
+    assert isinstance(act(1.5), np.floating)                           # a scalar, as a ufunc returns
     np.testing.assert_allclose(act([-2, 0, 3]), [REFERENCES[act](v) for v in (-2.0, 0.0, 3.0)], rtol=1e-14)
 
 
@@ -245,6 +246,20 @@ def test_activation_with_overlapping_or_strided_out(act):
     act(grid[:, ::2], out=out.T[:, ::2])                    # strided input and output
     np.testing.assert_allclose(out.T[:, ::2], expected.reshape(5, 8)[:, ::2], **TOL64[act])
     np.testing.assert_array_equal(out.T[:, 1::2], 0)        # nothing written outside out
+
+
+@pytest.mark.parametrize("threads", [1, 3])
+@pytest.mark.parametrize("act", ACTIVATIONS, ids=lambda f: f.__name__)
+def test_overlapping_out_across_many_blocks(act, threads, monkeypatch):
+    """out one element after the input: blocks written early must not be read later as input."""
+    monkeypatch.setattr(lib, "_BLOCK", 4)
+    monkeypatch.setattr(lib, "_n_threads", lambda: threads)
+    z = np.linspace(-4, 4, 50)
+    expected = per_element(REFERENCES[act], z)
+    for source, target in [(slice(None, -1), slice(1, None)), (slice(1, None), slice(None, -1))]:
+        shifted = z.copy()
+        act(shifted[source], out=shifted[target])
+        np.testing.assert_allclose(shifted[target], expected[source], **TOL64[act])
 
 
 @pytest.mark.parametrize("act", [gelu, gelu_tanh, silu], ids=lambda f: f.__name__)

@@ -5,10 +5,10 @@
 
 Sizes: T = 1024 tokens, d = 768, d_ff = 3072, float32 (GPT-2 small; SwiGLU uses the same d_ff here).
 
-Time: each round calls every function and every bare-matmul baseline once, in a shuffled order, and takes
-the ratio of each function to its baseline from the same round, so a burst of load from another process
-hits both sides of most ratios. The median over rounds is the figure we quote; the quartiles beside it
-show how noisy the machine was. Absolute times are not printed: they depend on the machine, ratios less.
+Time: each round times every function right next to its bare-matmul baseline (which one goes first
+alternates between rounds) and takes the ratio of the two, so a burst of load from another process tends to
+hit both sides of a ratio. The median over rounds is the figure we quote; the quartiles beside it show how
+noisy the machine was. Absolute times are not printed: they depend on the machine, ratios much less.
 
 Memory: tracemalloc's peak during one call (NumPy reports its array allocations to tracemalloc; checked
 below), divided by the least that any FFN which materialises its hidden layer must hold at once:
@@ -39,6 +39,7 @@ from helpers import ffn as lib
 T, D, D_FF = 1024, 768, 3072
 DTYPE = np.float32
 MIB = 2 ** 20
+MIN_ROUNDS = 7
 
 
 def make_inputs(rng):
@@ -100,26 +101,37 @@ def check_outputs(p):
             sys.exit(f"{name} gives a wrong result (dtype {got.dtype}, shape {got.shape}): not timing it")
 
 
-def time_rounds(p, rounds, rng):
-    """Median and quartiles over rounds of (function time / baseline time in the same round)."""
-    jobs = {**BASELINES, **{name: case[0] for name, case in CASES.items()}}
-    for fn in jobs.values():
+def time_rounds(p, rounds, rng, budget):
+    """Median and quartiles over rounds of (function's time / its baseline's time, measured next to it).
+
+    A round visits the cases in a shuffled order and times each case right next to its baseline, the
+    baseline first in even rounds and second in odd ones, so that the two sides of a ratio share the
+    machine's load of that moment and neither always goes first. Rounds stop early, after at least
+    MIN_ROUNDS, once `budget` seconds have gone by (a busy machine makes every round slower).
+    """
+    started = time.perf_counter()
+    for fn in [*BASELINES.values(), *(case[0] for case in CASES.values())]:
         fn(p)                                    # warm up: first-call costs, thread pool, page faults
     ratios = {name: [] for name in CASES}
     gc.disable()
     try:
-        for _ in range(rounds):
-            seconds = {}
-            for name in rng.permutation(list(jobs)):
-                start = time.perf_counter()
-                result = jobs[name](p)
-                seconds[name] = time.perf_counter() - start
-                del result
-            for name, (_, baseline, *_) in CASES.items():
-                ratios[name].append(seconds[name] / seconds[baseline])
+        for r in range(rounds):
+            if r >= min(rounds, MIN_ROUNDS) and time.perf_counter() - started > budget:
+                break
+            for name in rng.permutation(list(CASES)):
+                fn, baseline = CASES[name][0], BASELINES[CASES[name][1]]
+                pair = (baseline, fn) if r % 2 == 0 else (fn, baseline)
+                seconds = {}
+                for job in pair:
+                    start = time.perf_counter()
+                    result = job(p)
+                    seconds[job] = time.perf_counter() - start
+                    del result
+                ratios[name].append(seconds[fn] / seconds[baseline])
     finally:
         gc.enable()
-    return {name: quartiles(r) for name, r in ratios.items()}
+    done = len(next(iter(ratios.values())))
+    return {name: quartiles(r) for name, r in ratios.items()}, done
 
 
 def quartiles(values):
@@ -174,16 +186,18 @@ def describe_machine():
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="smoke run: 3 rounds (ratios are noisier)")
-    parser.add_argument("--rounds", type=int, default=None, help="timing rounds (default 15, or 3 with --quick)")
+    parser.add_argument("--rounds", type=int, default=None, help="timing rounds (default 21, or 3 with --quick)")
+    parser.add_argument("--budget", type=float, default=40.0,
+                        help=f"seconds of timing after which rounds stop (after at least {MIN_ROUNDS}; default 40)")
     args = parser.parse_args(argv)
-    rounds = args.rounds or (3 if args.quick else 15)
+    rounds = args.rounds or (3 if args.quick else 21)
 
     print(f"helpers.ffn against bare matmuls: T = {T}, d = {D}, d_ff = {D_FF}, {np.dtype(DTYPE).name}")
     describe_machine()
     p = make_inputs(np.random.default_rng(0))
     check_outputs(p)
     load_before = os.getloadavg()[0]
-    timing = time_rounds(p, rounds, np.random.default_rng(1))
+    timing, rounds = time_rounds(p, rounds, np.random.default_rng(1), args.budget)
     load_after = os.getloadavg()[0]
     peaks = peak_memory(p)
     minimum = (T * D_FF + T * D) * np.dtype(DTYPE).itemsize

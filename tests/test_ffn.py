@@ -275,6 +275,19 @@ def test_blocks_and_threads_give_the_same_result(act, monkeypatch):
     np.testing.assert_allclose(z, per_element(REFERENCES[act], kept), rtol=4 * EPS32, atol=1e-6)
 
 
+def test_an_error_in_any_block_reaches_the_caller(monkeypatch):
+    monkeypatch.setattr(lib, "_BLOCK", 4)
+    monkeypatch.setattr(lib, "_n_threads", lambda: 3)
+
+    def formula(z, out):
+        if np.any(z > 0.9):
+            raise ValueError("a block near the end")
+        return np.multiply(z, 2.0, out=out)
+
+    with pytest.raises(ValueError, match="near the end"):
+        lib._elementwise(formula, np.linspace(0, 1, 40), None)
+
+
 def test_thread_count_follows_the_blas_setting(monkeypatch):
     monkeypatch.setenv("OPENBLAS_NUM_THREADS", "1")
     assert lib._n_threads() == 1
@@ -354,9 +367,9 @@ def test_ffn_with_a_custom_activation():
 # ---------------------------------------------------------------- SwiGLU
 
 @pytest.mark.parametrize("shape", [(5,), (7, 5), (2, 7, 5)], ids=["(d,)", "(T,d)", "(B,T,d)"])
-@pytest.mark.parametrize("rows", [256, 3], ids=["default blocks", "blocks of 3 rows"])
-def test_swiglu_matches_written_out_definition(shape, rows, monkeypatch):
-    monkeypatch.setattr(lib, "_ROWS", rows)                             # 3: blocks 3 + 3 + 1 of T = 7
+@pytest.mark.parametrize("cols", [768, 3], ids=["default blocks", "blocks of 3 units"])
+def test_swiglu_matches_written_out_definition(shape, cols, monkeypatch):
+    monkeypatch.setattr(lib, "_COLS", cols)                             # 3: blocks 3 + 3 + 2 of d_ff = 8
     rng = np.random.default_rng(10)
     W_gate, W_up, W_down = rng.standard_normal((5, 8)), rng.standard_normal((5, 8)), rng.standard_normal((8, 5))
     x = rng.standard_normal(shape)
@@ -377,7 +390,7 @@ def test_swiglu_is_not_symmetric_in_gate_and_value():
 def test_swiglu_dtypes():
     rng = np.random.default_rng(12)
     W_gate, W_up, W_down = rng.standard_normal((5, 8)), rng.standard_normal((5, 8)), rng.standard_normal((8, 5))
-    x = rng.standard_normal((300, 5))                                   # more rows than one block
+    x = rng.standard_normal((300, 5))
     expected = swiglu_loop(x, W_gate, W_up, W_down)
     y32 = swiglu_ffn(x.astype(np.float32), W_gate, W_up, W_down)       # float64 weights, float32 x
     assert y32.dtype == np.float32

@@ -117,9 +117,10 @@ def swiglu_ffn(x: np.ndarray, W_gate: np.ndarray, W_up: np.ndarray, W_down: np.n
     u = np.empty((len(h), min(_COLS, h.shape[1])), h.dtype)  # (n, c) room for one block of the value path
     for start in range(0, h.shape[1], _COLS):               # a few blocks of hidden units
         cols = slice(start, start + _COLS)
-        u_cols = u[:, :W_up[:, cols].shape[1]]              # (n, c) the last block may be narrower
-        np.matmul(tokens, W_up[:, cols], out=u_cols)        # (n, c) value path x W_up, for these units
-        h[:, cols] *= u_cols             # (n, c)      silu(x W_gate) * (x W_up), in place
+        width = W_up[:, cols].shape[1]                      # _COLS, or fewer in the last block
+        np.matmul(tokens, W_up[:, cols], out=u[:, :width])  # (n, c) value path x W_up, for these units
+        h[:, cols] *= u[:, :width]       # (n, c)      silu(x W_gate) * (x W_up), in place
+    del u                                # the block's memory is free again before the output is made
     y = h @ W_down                       # (n, d)      project back
     return y.reshape(x.shape[:-1] + y.shape[-1:])     # (..., d)
 

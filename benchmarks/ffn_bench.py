@@ -9,14 +9,16 @@ Time: each round times every function right next to its bare-matmul baseline (wh
 alternates between rounds) and takes the ratio of the two, so a burst of load from another process tends to
 hit both sides of a ratio. The median over rounds is the figure we quote; the quartiles beside it show how
 noisy the machine was. Absolute times are not printed: they depend on the machine, ratios much less.
+On a busy machine the rounds stop after --budget seconds (40 by default; at least 7 rounds).
 
 Memory: tracemalloc's peak during one call (NumPy reports its array allocations to tracemalloc; checked
 below), divided by the least that any FFN which materialises its hidden layer must hold at once:
 the hidden activations (T, d_ff) plus the output (T, d). The bare matmuls themselves reach exactly that for
 the two-matrix FFN. For SwiGLU we divide by the same minimum: its hidden activations
 silu(x W_gate) * (x W_up) are one (T, d_ff) array, and its two projections need not both exist whole,
-since the value path can be formed a block of rows at a time and multiplied straight in. (Its three bare
-matmuls, holding x W_gate and x W_up whole, need about 1.8 times that; printed for comparison.)
+since the value path can be formed a block of hidden units at a time and multiplied straight in. (Its three
+bare matmuls, holding x W_gate and x W_up whole, need about 1.8 times that; printed for comparison.)
+OpenBLAS's own work buffers are not NumPy arrays and are not traced, on either side of a ratio.
 
 Prints PASS or FAIL per goal and exits with status 1 if any goal is missed. Not part of `make test`.
 """

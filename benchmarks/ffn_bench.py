@@ -1,0 +1,240 @@
+"""How close helpers.ffn comes to its bare matmuls, in time and in peak memory, at GPT-2 small size.
+
+    make bench                                    # or: .venv/bin/python benchmarks/ffn_bench.py
+    .venv/bin/python benchmarks/ffn_bench.py --quick   # a smoke run: 3 rounds, noisy ratios
+
+Sizes: T = 1024 tokens, d = 768, d_ff = 3072, float32 (GPT-2 small; SwiGLU uses the same d_ff here).
+
+Time: each round times every function right next to its bare-matmul baseline (which one goes first
+alternates between rounds) and takes the ratio of the two, so a burst of load from another process tends to
+hit both sides of a ratio. The median over rounds is the figure we quote; the quartiles beside it show how
+noisy the machine was. Absolute times are not printed: they depend on the machine, ratios much less.
+On a busy machine the rounds stop after --budget seconds (40 by default; at least 7 rounds).
+
+Memory: tracemalloc's peak during one call (NumPy reports its array allocations to tracemalloc; checked
+below), divided by the least that any FFN which materialises its hidden layer must hold at once:
+the hidden activations (T, d_ff) plus the output (T, d). The bare matmuls themselves reach exactly that for
+the two-matrix FFN. For SwiGLU we divide by the same minimum: its hidden activations
+silu(x W_gate) * (x W_up) are one (T, d_ff) array, and its two projections need not both exist whole,
+since the value path can be formed a block of hidden units at a time and multiplied straight in. (Its three
+bare matmuls, holding x W_gate and x W_up whole, need about 1.8 times that; printed for comparison.)
+OpenBLAS's own work buffers are not NumPy arrays and are not traced, on either side of a ratio.
+
+Prints PASS or FAIL per goal and exits with status 1 if any goal is missed. Not part of `make test`.
+"""
+from __future__ import annotations
+
+import argparse
+import gc
+import os
+import platform
+import statistics
+import sys
+import time
+import tracemalloc
+
+import numpy as np
+from scipy import special
+
+from helpers import ffn as lib
+
+T, D, D_FF = 1024, 768, 3072
+DTYPE = np.float32
+MIB = 2 ** 20
+MIN_ROUNDS = 7
+
+
+def make_inputs(rng):
+    """x ~ N(0, 1) and weights ~ N(0, 0.02^2) as GPT-2 initialises them; biases small."""
+    def normal(*shape, scale=1.0):
+        return (scale * rng.standard_normal(shape)).astype(DTYPE)
+    return dict(x=normal(T, D),
+                W1=normal(D, D_FF, scale=0.02), b1=normal(D_FF, scale=0.02),
+                W2=normal(D_FF, D, scale=0.02), b2=normal(D, scale=0.02),
+                W_gate=normal(D, D_FF, scale=0.02), W_up=normal(D, D_FF, scale=0.02),
+                W_down=normal(D_FF, D, scale=0.02))
+
+
+def bare_two(p):
+    h = p["x"] @ p["W1"]          # (T, d_ff)
+    return h @ p["W2"]            # (T, d)
+
+
+def bare_three(p):
+    g = p["x"] @ p["W_gate"]      # (T, d_ff)
+    u = p["x"] @ p["W_up"]        # (T, d_ff)  held, not used: the naive SwiGLU holds it (the product is left out)
+    return g @ p["W_down"]        # (T, d)
+
+
+def ffn_with(activation):
+    return lambda p: lib.ffn(p["x"], p["W1"], p["b1"], p["W2"], p["b2"], activation=activation)
+
+
+def swiglu(p):
+    return lib.swiglu_ffn(p["x"], p["W_gate"], p["W_up"], p["W_down"])
+
+
+# name: (function, its baseline, time goal, memory goal)
+CASES = {
+    "ffn, relu": (ffn_with(lib.relu), "2 bare matmuls", 1.10, 1.25),
+    "ffn, gelu": (ffn_with(lib.gelu), "2 bare matmuls", 1.50, 2.00),
+    "ffn, gelu_tanh": (ffn_with(lib.gelu_tanh), "2 bare matmuls", 1.50, 2.00),
+    "swiglu_ffn": (swiglu, "3 bare matmuls", 1.30, 1.50),
+}
+BASELINES = {"2 bare matmuls": bare_two, "3 bare matmuls": bare_three}
+
+
+def check_outputs(p):
+    """The functions timed must be right: compare with the formulas written out (float64)."""
+    x, W1, b1, W2, b2, W_gate, W_up, W_down = (p[k].astype(np.float64) for k in
+                                               ("x", "W1", "b1", "W2", "b2", "W_gate", "W_up", "W_down"))
+    z = x @ W1 + b1
+    g = x @ W_gate
+    expected = {
+        "ffn, relu": np.maximum(z, 0) @ W2 + b2,
+        "ffn, gelu": (z * special.ndtr(z)) @ W2 + b2,
+        "ffn, gelu_tanh": (0.5 * z * (1 + np.tanh(np.sqrt(2 / np.pi) * (z + 0.044715 * z ** 3)))) @ W2 + b2,
+        "swiglu_ffn": (g * special.expit(g) * (x @ W_up)) @ W_down,
+    }
+    for name, (fn, *_) in CASES.items():
+        got = fn(p)
+        scale = np.abs(expected[name]).max()
+        if got.dtype != DTYPE or got.shape != (T, D) or np.abs(got - expected[name]).max() > 1e-4 * scale:
+            sys.exit(f"{name} gives a wrong result (dtype {got.dtype}, shape {got.shape}): not timing it")
+
+
+def time_rounds(p, rounds, rng, budget):
+    """Median and quartiles over rounds of (function's time / its baseline's time, measured next to it).
+
+    A round visits the cases in a shuffled order and times each case right next to its baseline, the
+    baseline first in even rounds and second in odd ones, so that the two sides of a ratio share the
+    machine's load of that moment and neither always goes first. Rounds stop early, after at least
+    MIN_ROUNDS, once `budget` seconds have gone by (a busy machine makes every round slower).
+    """
+    started = time.perf_counter()
+    for fn in [*BASELINES.values(), *(case[0] for case in CASES.values())]:
+        fn(p)                                    # warm up: first-call costs, thread pool, page faults
+    ratios = {name: [] for name in CASES}
+    gc.disable()
+    try:
+        for r in range(rounds):
+            if r >= min(rounds, MIN_ROUNDS) and time.perf_counter() - started > budget:
+                break
+            for name in rng.permutation(list(CASES)):
+                fn, baseline = CASES[name][0], BASELINES[CASES[name][1]]
+                pair = (baseline, fn) if r % 2 == 0 else (fn, baseline)
+                seconds = {}
+                for job in pair:
+                    start = time.perf_counter()
+                    result = job(p)
+                    seconds[job] = time.perf_counter() - start
+                    del result
+                ratios[name].append(seconds[fn] / seconds[baseline])
+    finally:
+        gc.enable()
+    done = len(next(iter(ratios.values())))
+    return {name: quartiles(r) for name, r in ratios.items()}, done
+
+
+def quartiles(values):
+    if len(values) < 2:
+        return values[0], values[0], values[0]
+    q1, q2, q3 = statistics.quantiles(values, n=4, method="inclusive")
+    return q2, q1, q3
+
+
+def traced_peak(fn):
+    """Bytes tracemalloc saw allocated at the worst moment of one call, above what was allocated before."""
+    gc.collect()
+    tracemalloc.reset_peak()
+    before = tracemalloc.get_traced_memory()[0]
+    result = fn()
+    peak = tracemalloc.get_traced_memory()[1] - before
+    del result
+    return peak
+
+
+def peak_memory(p):
+    tracemalloc.start()
+    try:
+        n = 4 * MIB
+        seen = traced_peak(lambda: np.ones(n, dtype=np.uint8))
+        if seen < n:
+            sys.exit(f"tracemalloc saw {seen} bytes of a {n}-byte NumPy array: it cannot measure this NumPy")
+        peaks = {name: traced_peak(lambda: fn(p)) for name, fn in BASELINES.items()}
+        peaks.update({name: traced_peak(lambda: case[0](p)) for name, case in CASES.items()})
+    finally:
+        tracemalloc.stop()
+    return peaks
+
+
+def describe_machine():
+    threads = {k: os.environ[k] for k in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS") if k in os.environ}
+    print(f"numpy {np.__version__} on {platform.machine()}, {os.cpu_count()} cores; activation threads "
+          f"{lib._n_threads()} ({', '.join(f'{k}={v}' for k, v in threads.items()) or 'no thread variables set'})")
+    coretype = {k: os.environ[k] for k in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE") if k in os.environ}
+    if coretype:
+        print(f"note: {coretype} is set, which makes OpenBLAS run an older, slower matmul kernel and so "
+              "flatters these ratios; for the real figures run this command with both unset")
+    try:
+        from threadpoolctl import threadpool_info
+        for pool in threadpool_info():
+            print(f"BLAS: {pool.get('internal_api')} {pool.get('version')}, kernel {pool.get('architecture')}, "
+                  f"{pool.get('num_threads')} threads")
+    except ImportError:
+        pass
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="smoke run: 3 rounds (ratios are noisier)")
+    parser.add_argument("--rounds", type=int, default=None, help="timing rounds (default 21, or 3 with --quick)")
+    parser.add_argument("--budget", type=float, default=40.0,
+                        help=f"seconds of timing after which rounds stop (after at least {MIN_ROUNDS}; default 40)")
+    args = parser.parse_args(argv)
+    rounds = args.rounds or (3 if args.quick else 21)
+
+    print(f"helpers.ffn against bare matmuls: T = {T}, d = {D}, d_ff = {D_FF}, {np.dtype(DTYPE).name}")
+    describe_machine()
+    p = make_inputs(np.random.default_rng(0))
+    check_outputs(p)
+    load_before = os.getloadavg()[0]
+    timing, rounds = time_rounds(p, rounds, np.random.default_rng(1), args.budget)
+    load_after = os.getloadavg()[0]
+    peaks = peak_memory(p)
+    # The least an FFN that materialises its hidden layer must hold: hidden (T, d_ff) + output (T, d). The
+    # same for SwiGLU: its hidden layer silu(x W_gate) * (x W_up) is one (T, d_ff) array, and x W_up can be
+    # made a block at a time and multiplied straight in, so it need not exist whole beside x W_gate.
+    minimum = (T * D_FF + T * D) * np.dtype(DTYPE).itemsize
+
+    failed = []
+
+    def verdict(name, what, value, goal):
+        ok = value <= goal
+        if not ok:
+            failed.append(f"{name} {what}")
+        return f"<= {goal:.2f}  {'PASS' if ok else 'FAIL'}"
+
+    print(f"\ntime / baseline's time, median over {rounds} interleaved rounds [quartiles]; "
+          f"load average {load_before:.1f} before, {load_after:.1f} after")
+    for name, (_, baseline, time_goal, _) in CASES.items():
+        median, q1, q3 = timing[name]
+        print(f"  {name:15s} / {baseline:15s} {median:5.2f}  [{q1:.2f}, {q3:.2f}]  "
+              + verdict(name, "time", median, time_goal))
+
+    print(f"\npeak memory during one call / minimum (hidden (T, d_ff) + output (T, d) = {minimum / MIB:.1f} MiB)")
+    for name in BASELINES:
+        print(f"  {name:33s} {peaks[name] / minimum:5.2f}  (for comparison)")
+    for name, (_, _, _, memory_goal) in CASES.items():
+        ratio = peaks[name] / minimum
+        print(f"  {name:33s} {ratio:5.2f}  " + verdict(name, "memory", ratio, memory_goal))
+
+    if failed:
+        print(f"\nFAIL: {', '.join(failed)}")
+        return 1
+    print("\nPASS: every goal met")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -6,11 +6,13 @@ from pathlib import Path
 import nbformat
 import pytest
 
+from helpers.checks import lesson01
+
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tools"))
 import grade  # noqa: E402
 
-RIGHT = "def hand_trace():\n    return [4.0, -1.0], [4.0, 0.0], [4.0, -1.0]"
-WRONG = "def hand_trace():\n    return [5.0, -1.0], [5.0, 0.0], [5.0, -1.0]   # b1 left out"
+RIGHT = "def hand_trace():\n    return {z}, {h}, {y}".format(**lesson01._TRACE)           # the answer the check wants
+WRONG = "def hand_trace():\n    return {z}, {h}, {y}   # b1 left out".format(**lesson01._TRACE_MISTAKES[0][1])
 STUB = 'def hand_trace():\n    raise NotImplementedError("your code here")'
 IMPORT = "from helpers.checks import check_hand_trace, check_firing_units"
 CHECK = "check_hand_trace(hand_trace)"

@@ -44,9 +44,11 @@ def plot_activations(z: np.ndarray, values: Mapping[str, np.ndarray], slopes: Ma
 
 
 def plot_gelu_gap(z: np.ndarray, exact: np.ndarray, approx: np.ndarray):
-    """Left: the exact GELU and the tanh approximation. Right: their difference, with its largest value marked."""
+    """Left: the exact GELU and the tanh approximation. Right: their difference, with its largest value marked
+    at both z and -z (the gap is even in z)."""
     gap = approx - exact
     k = int(np.argmax(np.abs(gap)))
+    peaks = (-abs(z[k]), abs(z[k]))
     fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4))
     left.plot(z, exact, lw=3, label="GELU, exact z·Φ(z)", **_style("GELU"))
     left.plot(z, approx, lw=2, label="GELU, tanh approximation", **_style("GELU (tanh)"))
@@ -54,10 +56,12 @@ def plot_gelu_gap(z: np.ndarray, exact: np.ndarray, approx: np.ndarray):
     left.set_ylabel("activation")
     left.legend()
     right.plot(z, gap, lw=2, color="tab:red")
-    right.plot([z[k], -z[k]], [gap[k], gap[k]], "o", color="tab:red")
-    right.annotate(f"largest gap {gap[k]:.2e}\nat z = ±{abs(z[k]):.2f}", xy=(z[k], gap[k]),
-                   xytext=(0.5, 0.62), textcoords="axes fraction", ha="center",
-                   arrowprops={"arrowstyle": "->", "color": "0.4"})
+    right.plot(peaks, [gap[k], gap[k]], "o", color="tab:red")
+    label = right.text(0.5, 0.68, f"largest gap\n{gap[k]:.2e}\nat z = ±{abs(z[k]):.2f}", transform=right.transAxes,
+                       ha="center", va="center")
+    for z_peak, side in zip(peaks, (0.0, 1.0)):  # an arrow from each side of the label to the peak on that side
+        right.annotate("", xy=(z_peak, gap[k]), xytext=(side, 0.5), textcoords=label,
+                       arrowprops={"arrowstyle": "->", "color": "0.4", "shrinkA": 2, "shrinkB": 4})
     right.axhline(0, color="0.7", lw=0.8)
     right.set_title("tanh approximation minus exact")
     right.set_ylabel("difference")

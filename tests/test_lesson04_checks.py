@@ -433,3 +433,11 @@ def test_every_figure_has_titles_and_labelled_axes():
             assert ax.get_title() and ax.get_xlabel(), (ax.get_title(), ax.get_xlabel())
         assert any(ax.get_ylabel() for ax in fig.axes)
         plt.close(fig)
+
+
+def test_nearest_multiple_fix_text_states_what_round_gives(capsys):
+    """The fix names round()'s result and the right one, and both numbers are what the code gives."""
+    h = int(2 * 4 * 8192 / 3)
+    assert (h, 256 * round(h / 256), hidden_count_up(8192)) == (21845, 21760, 22016)
+    assert_fails_with(check_swiglu_hidden, WRONG_HIDDEN["rounded to the nearest multiple instead of up"], capsys,
+                      "round() gives 85 x 256 = 21,760, while rounding up gives the right 86 x 256 = 22,016")

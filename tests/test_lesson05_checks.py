@@ -63,7 +63,11 @@ def test_collapse_wrong_order_is_named_even_though_it_crashes_on_non_square_laye
 
 
 @pytest.mark.parametrize("fn, message", [
+    (lambda W1, b1, W2, b2: W1 @ W2, "returned one array, of shape"),
     (lambda W1, b1, W2, b2: W1 @ W2, "not the matrix alone"),
+    (lambda W1, b1, W2, b2: {"W": W1 @ W2, "b": b1 @ W2 + b2}, "returned a dict; return the pair `W, b`"),
+    (lambda W1, b1, W2, b2: 3.0, "returned a float; return the pair `W, b`"),
+    (lambda W1, b1, W2, b2: (W1, b1, W2), "returned 3 values; return exactly two"),
     (lambda W1, b1, W2, b2: (W1 @ W2, (b1 @ W2 + b2)[None, :]), "Return b as a flat vector"),
     (lambda W1, b1, W2, b2: (W1 @ W2, b1), "That is the length of b1"),
     (lambda W1, b1, W2, b2: ((W1 @ W2).T, b1 @ W2 + b2), "That is W transposed"),
@@ -71,7 +75,6 @@ def test_collapse_wrong_order_is_named_even_though_it_crashes_on_non_square_laye
     (lambda W1, b1, W2, b2: ("W", b2), "`W` is a str"),
     (lambda W1, b1, W2, b2: (W1 @ W2 * np.nan, b2), "`W` holds NaN"),
     (lambda W1, b1, W2, b2: None, "returned None"),
-    (lambda W1, b1, W2, b2: (W1, b1, W2), "return the pair `W, b`"),
     (lambda W1, b1, W2, b2: 1 / 0, "raised ZeroDivisionError"),
     ("collapse", "expected a function"),
 ])
@@ -92,6 +95,13 @@ def test_collapse_stub_says_not_implemented(capsys):
     assert check_collapse(stub) is False
     out = capsys.readouterr().out
     assert "not implemented yet" in out and "\u2718" not in out
+
+
+def test_collapse_dict_message_shows_no_repr_and_does_not_call_it_a_matrix(capsys):
+    assert check_collapse(lambda W1, b1, W2, b2: {"W": W1 @ W2, "b": b1 @ W2 + b2}) is False
+    out = capsys.readouterr().out
+    assert out.count("returned a dict;") == 3
+    assert "array(" not in out and "{" not in out and "matrix alone" not in out
 
 
 def test_collapse_unknown_mistake_gets_the_hint(capsys):
@@ -128,10 +138,30 @@ def test_residual_collapse_accepts_correct_styles(fn, capsys):
     (lambda W1, W2: np.eye(len(W1)) + W2 @ W1, "Likely mistake: the product in the wrong order, W2 W1"),
     (lambda W1, W2: (np.eye(len(W1)) + W1) @ W2, "Likely mistake: the skip path sent through W2"),
     (lambda W1, W2: (np.eye(len(W1)) + W1 @ W2).T, "M transposed (the column-vector convention)"),
+    (lambda W1, W2: np.eye(W1.shape[1]) + W1 @ W2, "Likely mistake: the identity of size d_ff"),
+    (lambda W1, W2: W1 @ W2 + np.identity(len(W2)), "Likely mistake: the identity of size d_ff"),
 ])
 def test_residual_collapse_names_the_mistake(fn, named, capsys):
     assert check_residual_collapse(fn) is False
-    assert named in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert named in out
+    assert out.count("\n  Likely mistake:") == 1 and "\n  Possibly:" not in out
+
+
+def test_residual_collapse_tells_the_two_crashing_mistakes_apart(capsys):
+    """Both crash on the non-square cases with the same broadcasting error; the square case tells them apart."""
+    def identity_of_d_ff(W1, W2):
+        return np.eye(W1.shape[1]) + W1 @ W2
+
+    def wrong_order(W1, W2):
+        return np.eye(W1.shape[0]) + W2 @ W1
+    assert check_residual_collapse(identity_of_d_ff) is False
+    out = capsys.readouterr().out
+    assert "\u2714 d = 2, d_ff = 2 (square)" in out and "raised ValueError" in out
+    assert "the identity of size d_ff" in out and "wrong order" not in out
+    assert check_residual_collapse(wrong_order) is False
+    out = capsys.readouterr().out
+    assert "Likely mistake: the product in the wrong order, W2 W1" in out and "size d_ff" not in out
 
 
 @pytest.mark.parametrize("fn, message", [
@@ -165,6 +195,8 @@ def one_unit(scale=1.0):
     tuple(DETECTOR[k] for k in ("W1", "b1", "W2", "b2")),               # two units
     ([[1], [1], [-2]], [-1], [[1]], [0]),                               # lists; C weighed more
     (np.array([[1.0], [1.0], [-1.0]]), np.array([-1.0]), np.array([1.0]), 0.0),   # W2 flat, b2 a number
+    (np.array([[1.0], [1.0], [-1.0]]), -1.0, np.array([[1.0]]), np.array([0.0])),  # one unit, b1 a number
+    ([[1.0], [1.0], [-1.0]], -1, [1.0], 0),                             # every weight as loosely as allowed
     (np.array([[1.0, 0.0, 5.0], [1.0, 0.0, 5.0], [-1.0, 0.0, -5.0]]),   # three units, two never fire
      np.array([-1.0, -3.0, -100.0]), np.array([[1.0], [7.0], [-3.0]]), np.array([0.0])),
     (np.array([[0.5], [0.5], [-1.0]]), np.array([-0.5]), np.array([[2.0]]), np.array([0.0])),  # height by W2
@@ -179,27 +211,45 @@ def unit(wa, wb, wc, bias, out=1.0, b2=0.0):
 
 
 @pytest.mark.parametrize("answer, named", [
-    (unit(1, 1, 0, -1), "it fires for A and B and C"),                   # C ignored
-    (unit(1, 1, 1, -1), "it fires for A and B and C"),                   # C excites
-    (unit(1, 1, -1, 0), "it fires for A alone and for B alone"),         # threshold too low
-    (unit(1, 0.5, -1, -0.75), "it fires for A alone."),                  # only A alone crosses
+    (unit(1, 1, 0, -1), "it fires for A and B and C. C does not switch the unit off"),   # C ignored
+    (unit(1, 1, -0.5, -1), "it fires for A and B and C. C does not switch the unit off"),  # C too weak
+    (unit(1, 1, 1, -1), "C raises the output: 1 for A=0 B=1 C=1 but 0 for A=0 B=1 C=0"),  # C excites
+    (unit(1, 1, 2, -1), "C raises the output: 1 for A=0 B=0 C=1 but 0 for A=0 B=0 C=0"),  # C alone fires
+    (unit(1, 1, -1, 0), "it fires for A alone and for B alone (and, since C cancels only one of them, "
+                        "for A and B and C too). The threshold is too low"),               # b1 = 0
+    (unit(1, 1, -1, -0.5), "it fires for A alone and for B alone (and, since"),           # b1 not low enough
+    (unit(1, 0.5, -1, -0.75), "it fires for A alone. The threshold is too low"),          # only A crosses
     (unit(1, 1, -1, -1, out=2.0), "the right pattern but the wrong height: it outputs 2"),
     (unit(1, 1, -1, -1.5), "the right pattern but the wrong height: it outputs 0.5"),
     (unit(1, 1, -1, -1, out=-1.0, b2=1.0), "the signs are flipped"),
     (unit(1, 1, -1, -5), "silent everywhere"),
-    (unit(1, 1, -1, -1, b2=-0.5), "a negative output somewhere"),
-    (unit(1, 1, 2, -1), "it fires without A or B"),                      # C alone fires
-    (unit(1, 1, -1, -2), "silent everywhere"),                           # threshold just too high
+    (unit(1, 1, -1, -2), "silent everywhere"),                                             # just too high
+    (unit(1, 1, -1, -1, b2=-0.5), "it outputs -0.5 with no input present (A=0 B=0 C=0)"),
+    (unit(1, 1, -1, -1, b2=0.5), "it outputs 0.5 with no input present (A=0 B=0 C=0)"),
+    (unit(1, 1, -1, 1), "it outputs 1 with no input present (A=0 B=0 C=0)"),              # b1 positive
+    (unit(1, 1, -1, -1, out=-1.0), "a negative output somewhere"),                          # W2 negative
+    (unit(-1, -1, -1, 0), "silent everywhere"),                                            # never fires
 ])
 def test_detector_weights_names_the_mistake(answer, named, capsys):
     assert check_detector_weights(lambda: answer) is False
-    assert named in capsys.readouterr().out
-
-
-def test_detector_weights_single_mistakes_get_a_single_diagnosis(capsys):
-    assert check_detector_weights(lambda: unit(1, 1, 0, -1)) is False
     out = capsys.readouterr().out
-    assert out.count("Likely mistake") == 1 and "expected 0, got 1" in out and "A=1 B=1 C=1" in out
+    assert named in out
+    assert out.count("Likely mistake") == 1
+
+
+def test_detector_weights_threshold_too_low_is_not_blamed_on_c(capsys):
+    """b1 = 0: A alone, B alone and A+B+C all fire. One diagnosis, the threshold; C's weight is right."""
+    assert check_detector_weights(lambda: unit(1, 1, -1, 0)) is False
+    out = capsys.readouterr().out
+    assert out.count("Likely mistake") == 1 and "threshold is too low" in out
+    assert "C does not switch" not in out and "C raises" not in out
+
+
+def test_detector_weights_header_says_unit_or_units(capsys):
+    assert check_detector_weights(lambda: one_unit()) is True
+    assert "with 1 hidden unit on all 8 inputs" in capsys.readouterr().out
+    assert check_detector_weights(lambda: tuple(DETECTOR[k] for k in ("W1", "b1", "W2", "b2"))) is True
+    assert "with 2 hidden units on all 8 inputs" in capsys.readouterr().out
 
 
 @pytest.mark.parametrize("answer, message", [
@@ -207,8 +257,13 @@ def test_detector_weights_single_mistakes_get_a_single_diagnosis(capsys):
     ((np.ones((3, 2)), np.zeros(3), np.ones((2, 1)), np.zeros(1)), "`b1` has shape (3,); expected (2,)"),
     ((np.ones((3, 2)), np.zeros(2), np.ones((3, 1)), np.zeros(1)), "`W2` has shape (3, 1); expected (2, 1)"),
     ((np.ones((3, 1)), np.zeros(1), np.ones((1, 1)), np.zeros(2)), "`b2` has shape (2,)"),
-    ((np.ones((3, 1)), np.zeros(1), np.ones((1, 1))), "expected the four weights"),
+    ((np.ones((3, 2)), -1.0, np.ones((2, 1)), np.zeros(1)),
+     "`b1` is a single number, but W1 has 2 columns, one per hidden unit: give each unit its own bias"),
+    ((np.ones((3, 1)), np.zeros((1, 1)), np.ones((1, 1)), np.zeros(1)), "`b1` has shape (1, 1); expected (1,)"),
+    ((np.ones((3, 1)), np.zeros(1), np.ones((1, 1))), "returned 3 values; expected the four weights"),
+    ({"W1": np.ones((3, 1))}, "returned a dict; expected the four weights"),
     ((np.ones((3, 1)), np.zeros(1), "one", np.zeros(1)), "`W2` is 'one', not numbers"),
+    ((np.ones((3, 1)), np.zeros(1), {"w": 1.0}, np.zeros(1)), "`W2` is a dict, not numbers"),
     ((np.full((3, 1), np.nan), np.zeros(1), np.ones((1, 1)), np.zeros(1)), "`W1` holds NaN"),
     (None, "returned None"),
 ])

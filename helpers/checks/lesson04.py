@@ -300,7 +300,8 @@ _HIDDEN_MISTAKES = [
             lambda d, multiple_of=256: multiple_of * (int(2 * 4 * d / 3) // multiple_of)),
     Mistake("rounded to the nearest multiple instead of up",
             "Llama always rounds up: multiple_of * math.ceil(h / multiple_of). round() goes down when the "
-            "remainder is under half a multiple (d = 8192: 21,845 becomes 22,016, not 21,760).",
+            "remainder is under half a multiple: for d = 8192, h = 21,845 is 85.33 multiples of 256, so round() "
+            "gives 85 x 256 = 21,760, while rounding up gives the right 86 x 256 = 22,016.",
             lambda d, multiple_of=256: multiple_of * round(int(2 * 4 * d / 3) / multiple_of)),
     Mistake("one multiple too many when 8/3 · d is already a multiple",
             "Rounding up leaves a multiple unchanged: for d = 768, 2048 is already a multiple of 256. Use "

@@ -6,7 +6,7 @@ from typing import Any
 import numpy as np
 
 from helpers.and_not import INPUTS, TARGET
-from helpers.checks._core import a_kind, Case, Mistake, Report, check_function, close, fmt, run
+from helpers.checks._core import a_kind, Case, Mistake, Report, check_function, close, fmt, plural, run
 
 __all__ = ["check_collapse", "check_residual_collapse", "check_detector_weights"]
 
@@ -88,9 +88,15 @@ def _collapse_problem(value: Any, case: Case) -> str | None:
     d_in, d_hidden, d_out = W1.shape[0], W1.shape[1], W2.shape[1]
     if value is None:
         return "returned None. Did you forget the `return W, b` at the end?"
-    if isinstance(value, np.ndarray) or not isinstance(value, (tuple, list)) or len(value) != 2:
-        return (f"returned {fmt(value)}; return the pair `W, b` (the matrix and the bias of the one "
-                "equivalent layer), not the matrix alone")
+    if isinstance(value, np.ndarray):
+        return (f"returned one array, of shape {value.shape}; return the pair `W, b` (the matrix and the bias "
+                "of the one equivalent layer), not the matrix alone")
+    if not isinstance(value, (tuple, list)):
+        return (f"returned {a_kind(value)}; return the pair `W, b` (the matrix and the bias of the one "
+                "equivalent layer): end with `return W, b`")
+    if len(value) != 2:
+        return (f"returned {plural(len(value), 'value')}; return exactly two, the pair `W, b` (the matrix and "
+                "the bias of the one equivalent layer)")
     W, b = value
     problem = _matrix_problem(W, "W", (d_in, d_out), {
         (d_out, d_in): "That is W transposed: in the row-vector convention x @ W, W = W1 @ W2 is (d_in, d_out)"})
@@ -150,6 +156,11 @@ _RESIDUAL_MISTAKES = [
     Mistake("the product in the wrong order, W2 W1",
             "A row vector meets W1 first: x @ W1 @ W2, so M = I + W1 @ W2.",
             lambda W1, W2: np.eye(W1.shape[0]) + W2 @ W1),
+    Mistake("the identity of size d_ff",
+            "np.eye(W1.shape[1]) is d_ff x d_ff, the size of the hidden layer. The skip path adds the token x "
+            "itself, which has d entries, so the identity is d x d: M = np.eye(d) + W1 @ W2 with d = W1.shape[0]. "
+            "(When d = d_ff, as in the square case, the two coincide.)",
+            lambda W1, W2: np.eye(W1.shape[1]) + W1 @ W2),
     Mistake("the skip path sent through W2, (I + W1) W2",
             "The skip path goes around the FFN, not through it: x + (x @ W1) @ W2 = x @ (I + W1 @ W2).",
             lambda W1, W2: (np.eye(W1.shape[0]) + W1) @ W2),
@@ -200,16 +211,25 @@ def _label(abc: tuple[int, int, int]) -> str:
 
 
 def _detector_shapes(value: Any) -> tuple[list[np.ndarray] | None, str | None]:
-    """The four weights as arrays shaped W1 (3, k), b1 (k,), W2 (k, 1), b2 (1,), or a message saying why not."""
+    """The four weights as arrays shaped W1 (3, k), b1 (k,), W2 (k, 1), b2 (1,), or a message saying why not.
+
+    Each weight may also take any layout that NumPy's broadcasting uses the same way and that has the right
+    entries: W2 flat, (k,); b2 a plain number; and b1 a plain number when there is one hidden unit (k = 1).
+    """
     if value is None:
-        return None, "returned None. Keep the last line, `return W1, b1, W2, b2`."
-    if not isinstance(value, (tuple, list)) or len(value) != 4:
-        return None, f"expected the four weights (W1, b1, W2, b2), got {fmt(value)}. Keep `return W1, b1, W2, b2`."
+        return None, "your function returned None. Keep the last line, `return W1, b1, W2, b2`."
+    if not isinstance(value, (tuple, list)):
+        return None, (f"your function returned {a_kind(value)}; expected the four weights W1, b1, W2, b2. "
+                      "Keep the last line, `return W1, b1, W2, b2`.")
+    if len(value) != 4:
+        return None, (f"your function returned {plural(len(value), 'value')}; expected the four weights W1, b1, "
+                      "W2, b2. Keep the last line, `return W1, b1, W2, b2`.")
     arrays = []
     for name, part in zip(("W1", "b1", "W2", "b2"), value):
         array = _as_float_array(part)
         if array is None:
-            return None, f"`{name}` is {fmt(part)}, not numbers"
+            shown = fmt(part) if isinstance(part, (str, bytes)) else a_kind(part)
+            return None, f"`{name}` is {shown}, not numbers"
         if not np.all(np.isfinite(array)):
             return None, f"`{name}` holds NaN or infinity"
         arrays.append(array)
@@ -219,50 +239,63 @@ def _detector_shapes(value: Any) -> tuple[list[np.ndarray] | None, str | None]:
         return None, (f"`W1` has shape {W1.shape}; expected (3, d_ff), one row per input A, B, C and one column "
                       "per hidden unit" + (" (yours looks transposed: x @ W1 needs 3 rows)" if flipped else ""))
     k = W1.shape[1]
-    if b1.shape != (k,):
-        return None, f"`b1` has shape {b1.shape}; expected ({k},), one bias per hidden unit (W1 has {k} columns)"
-    if W2.shape not in ((k,), (k, 1)):
-        return None, f"`W2` has shape {W2.shape}; expected ({k}, 1), one weight per hidden unit, one output"
-    if b2.shape not in ((), (1,)):
+    units = plural(k, "hidden unit")
+    if b1.shape == () and k > 1:
+        return None, (f"`b1` is a single number, but W1 has {plural(k, 'column')}, one per hidden unit: give "
+                      f"each unit its own bias, an array of shape ({k},)")
+    if b1.shape not in ((k,), ()):
+        return None, f"`b1` has shape {b1.shape}; expected ({k},), one bias for each of your {units}"
+    if W2.shape not in ((k, 1), (k,)):
+        return None, (f"`W2` has shape {W2.shape}; expected ({k}, 1): one weight for each of your {units} "
+                      "(the rows) into the one output (the column)")
+    if b2.shape not in ((1,), ()):
         return None, f"`b2` has shape {b2.shape}; expected (1,), the bias of the single output"
-    return [W1, b1, W2.reshape(k, 1), b2.reshape(1)], None
+    return [W1, b1.reshape(k), W2.reshape(k, 1), b2.reshape(1)], None
 
 
 def _detector_output(W1, b1, W2, b2) -> np.ndarray:
     return (np.maximum(INPUTS @ W1 + b1, 0.0) @ W2 + b2)[:, 0]   # (8,)
 
 
-def _detector_diagnoses(out: np.ndarray) -> list[str]:
-    """Every named mistake the eight outputs show, most telling first."""
+def _detector_diagnosis(out: np.ndarray) -> str:
+    """The one mistake that the eight outputs show, checked in an order where each step's cause comes first.
+
+    Every input that wrongly fires is covered: (0, 0, 0) by the biases, A or B alone by the threshold, and an
+    input with C = 1 either by C raising the output or, for (1, 1, 1), by C not lowering it enough.
+    """
     at = {abc: float(out[i]) for abc, i in _ROWS.items()}
     fires = {abc: v > 1e-9 for abc, v in at.items()}
-    found = []
-    if not any(fires.values()):
-        return ["silent everywhere. The threshold is too high (b1 too negative) or W2 is zero: with "
-                "A = B = 1 and C = 0 the pre-activation must be positive"]
     if np.allclose(out, 1 - TARGET, atol=1e-9):
-        return ["the signs are flipped: it answers 1 exactly where it should answer 0. A and B should raise the "
-                "pre-activation, C lower it"]
+        return ("the signs are flipped: it answers 1 exactly where it should answer 0, like 1 minus a detector. "
+                "A and B should raise the pre-activation and C lower it; W2 should be positive and b2 zero")
+    if abs(at[(0, 0, 0)]) > 1e-9:
+        return (f"it outputs {fmt(at[(0, 0, 0)])} with no input present (A=0 B=0 C=0). There x @ W1 is 0 and only "
+                "the biases act, relu(b1) @ W2 + b2: make b1 zero or negative (it is the threshold) and b2 = 0")
     if any(v < -1e-9 for v in at.values()):
-        found.append("a negative output somewhere. The target is 0, not below: a ReLU output is never negative, "
-                     "so look at b2 and at negative entries of W2")
+        return ("a negative output somewhere. The target is 0, not below, and a ReLU unit is never negative, "
+                "so look for a negative entry of W2")
+    if not any(fires.values()):
+        return ("silent everywhere. The threshold is too high (b1 too negative) or W2 is zero: with "
+                "A = B = 1 and C = 0 the pre-activation must be positive")
+    alone = [name for name, abc in (("A", (1, 0, 0)), ("B", (0, 1, 0))) if fires[abc]]
+    if alone:
+        also = (" (and, since C cancels only one of them, for A and B and C too)"
+                if fires[(1, 1, 1)] else "")
+        return (f"it fires for {' and for '.join(n + ' alone' for n in alone)}{also}. The threshold is too low: "
+                "one input must not reach it, only A and B together (make b1 more negative)")
+    raised = [(a, b) for a in (0, 1) for b in (0, 1) if at[(a, b, 1)] > at[(a, b, 0)] + 1e-9]
+    if raised:
+        a, b = raised[0]
+        return (f"C raises the output: {fmt(at[(a, b, 1)])} for {_label((a, b, 1))} but {fmt(at[(a, b, 0)])} "
+                f"for {_label((a, b, 0))}. C should only ever switch the unit off: give it a negative weight")
     if fires[(1, 1, 1)]:
-        found.append("it fires for A and B and C. C must switch the unit off: give C a negative weight big enough "
-                     "to undo A + B above the threshold")
-    if fires[(1, 0, 0)] or fires[(0, 1, 0)]:
-        alone = " and for ".join(f"{n} alone" for n, abc in (("A", (1, 0, 0)), ("B", (0, 1, 0))) if fires[abc])
-        found.append(f"it fires for {alone}. The threshold is too low: one input must not reach it, only "
-                     "A and B together (make b1 more negative)")
-    if fires[(0, 0, 1)] or fires[(0, 0, 0)]:
-        found.append("it fires without A or B. The threshold is too low, or C has a positive weight: "
-                     "C should only ever switch the unit off")
-    if fires[(1, 1, 0)] and abs(at[(1, 1, 0)] - 1.0) > 1e-9 and not found:
-        found.append(f"the right pattern but the wrong height: it outputs {fmt(at[(1, 1, 0)])} for A=1 B=1 C=0. "
-                     "Scale W2 (or the pre-activation) so that this output is exactly 1")
-    elif not fires[(1, 1, 0)]:
-        found.append("it stays silent for A=1 B=1 C=0, the one input it should answer. Lower the threshold "
-                     "(b1 less negative) until A + B crosses it")
-    return found
+        return ("it fires for A and B and C. C does not switch the unit off: give C a negative weight big enough "
+                "to undo A + B above the threshold")
+    if not fires[(1, 1, 0)]:
+        return ("it stays silent for A=1 B=1 C=0, the one input it should answer. Lower the threshold "
+                "(b1 less negative) until A + B crosses it")
+    return (f"the right pattern but the wrong height: it outputs {fmt(at[(1, 1, 0)])} for A=1 B=1 C=0. "
+            "Scale W2 (or the pre-activation) so that this output is exactly 1")
 
 
 def check_detector_weights(fn) -> bool:
@@ -282,10 +315,10 @@ def check_detector_weights(fn) -> bool:
         return False
     weights, problem = _detector_shapes(outcome.value)
     if problem:
-        print(f"{title}: your function {problem}")
+        print(f"{title}: {problem}")
         return False
     out = _detector_output(*weights)
-    report.header = (f"running relu(x @ W1 + b1) @ W2 + b2 with {weights[0].shape[1]} hidden unit(s) "
+    report.header = (f"running relu(x @ W1 + b1) @ W2 + b2 with {plural(weights[0].shape[1], 'hidden unit')} "
                      "on all 8 inputs")
     n_failed = 0
     for abc, i in _ROWS.items():
@@ -296,6 +329,5 @@ def check_detector_weights(fn) -> bool:
             n_failed += 1
             report.failed(_label(abc), f"expected {fmt(want)}, got {fmt(got)}")
     if n_failed:
-        for diagnosis in _detector_diagnoses(out):
-            report.line(f"Likely mistake: {diagnosis}.")
+        report.line(f"Likely mistake: {_detector_diagnosis(out)}.")
     return report.finish(len(_ROWS), n_failed)

@@ -156,9 +156,9 @@ def fmt(value: Any, digits: int = 4, max_items: int = 8) -> str:
     if isinstance(value, (list, tuple)):
         items = [fmt(v, digits) for v in value[:max_items]] + (["..."] if len(value) > max_items else [])
         return "[" + ", ".join(items) + "]"
+    if not isinstance(value, (str, bytes, type(None))):
+        return a_kind(value)  # a dict, generator or other object: its type says enough, the same every time
     text = repr(value)
-    if " at 0x" in text or "\n" in text:  # a generator, function or other object: its type says enough
-        return a_kind(value)
     return text if len(text) <= 60 else text[:57] + "..."
 
 
@@ -322,16 +322,17 @@ def _diagnose(outcomes: list[tuple[Outcome, Any]], cases: Sequence[Case], mistak
               validate, normalize, compare, first_failure: int, expected: Any) -> tuple[str, Mistake] | None:
     """Name the mistake that reproduces the learner's results: on every case if possible, else on the
     first failing case (only a mistake that itself gets that case wrong)."""
-    partial = None
+    partial, partial_agreement = None, 0
     for mistake in mistakes:
         results = [run(mistake.fn, case.args) for case in cases]
         agree = [_agree(o, n, r, case, validate, normalize, compare)
                  for (o, n), r, case in zip(outcomes, results, cases)]
         if all(agree):
             return "Likely mistake", mistake
-        if (partial is None and agree[first_failure]
+        # Otherwise keep the mistake that reproduces the first failing case and agrees on the most cases.
+        if (agree[first_failure] and sum(agree) > partial_agreement
                 and _wrong(results[first_failure], cases[first_failure], expected, validate, normalize, compare)):
-            partial = mistake
+            partial, partial_agreement = mistake, sum(agree)
     return ("Possibly", partial) if partial else None
 
 

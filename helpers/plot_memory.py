@@ -71,7 +71,7 @@ def plot_capacity(fact_counts, fitted, one_per_unit, n_units: int, title: str, a
     """Recall accuracy against the number of facts for the two memories of kv_memory.capacity_sweep."""
     if ax is None:
         _, ax = plt.subplots(figsize=(6.5, 3.8))
-    ax.plot(fact_counts, fitted, "o-", label="random detectors, fitted values")
+    ax.plot(fact_counts, fitted, "o-", label="shared units, fitted values")
     ax.plot(fact_counts, one_per_unit, "s--", color="0.5", label="one unit per fact (the first facts)")
     ax.axvline(n_units, color="crimson", ls=":", lw=1)
     ax.text(n_units, 0.03, f" {n_units} units", color="crimson")

@@ -54,7 +54,7 @@ def sum_pure_python(x, W1, b1, W2, b2):
 def test_correct_sums_pass(fn, capsys):
     ok, out = verdict(check_ffn_as_sum, fn, capsys)
     assert ok, out
-    assert "all 4 cases pass" in out and "\u2718" not in out
+    assert "all 5 cases pass" in out and "\u2718" not in out
 
 
 def rows_of_W1(x, W1, b1, W2, b2):
@@ -111,7 +111,26 @@ def relu_on_output(x, W1, b1, W2, b2):
     return np.maximum((np.maximum(x @ W1 + b1, 0)[:, None] * W2).sum(axis=0) + b2, 0)
 
 
+def loop_over_d(x, W1, b1, W2, b2):
+    """The trial learner's slip: range(len(x)) counts the token's d numbers, not the d_ff units."""
+    y = b2.copy()
+    for k in range(len(x)):
+        y = y + max(0.0, x @ W1[:, k] + b1[k]) * W2[k]
+    return y
+
+
+def loop_over_W1_rows(x, W1, b1, W2, b2):
+    """The same slip through W1.shape[0], in pure Python."""
+    y = [float(v) for v in b2]
+    for k in range(W1.shape[0]):
+        a = max(0.0, sum(float(x[i]) * float(W1[i, k]) for i in range(len(x))) + float(b1[k]))
+        y = [yj + a * float(W2[k, j]) for j, yj in enumerate(y)]
+    return y
+
+
 @pytest.mark.parametrize("fn, label, diagnosis", [
+    (loop_over_d, "Likely mistake", "looped over d units instead of d_ff"),
+    (loop_over_W1_rows, "Likely mistake", "looped over d units instead of d_ff"),
     (rows_of_W1, "Likely mistake", "keys read from the rows of W1"),
     (rows_of_W1_by_index, "Possibly", "keys read from the rows of W1"),
     (columns_of_W2, "Likely mistake", "values read from the columns of W2"),
@@ -127,6 +146,19 @@ def test_each_wrong_sum_gets_its_own_diagnosis(fn, label, diagnosis, capsys):
     assert not ok
     assert f"{label}: " in out and diagnosis in out, out
     assert out.count("mistake:") + out.count("Possibly:") == 1, out
+
+
+def test_a_case_has_units_past_index_d_that_fire_and_write():
+    """Without such a case a loop over range(d) passes: in every other case the units from d on are silent
+    (or the layer is square)."""
+    from helpers.checks import lesson06 as L
+    writers = []
+    for case in L._sum_cases():
+        a = case.args
+        d = len(a["x"])
+        contributions = np.maximum(a["x"] @ a["W1"] + a["b1"], 0)[:, None] * a["W2"]   # (d_ff, d)
+        writers.append(int((np.abs(contributions[d:]).sum(axis=1) > 0.1).sum()))
+    assert max(writers) >= 3, writers
 
 
 def test_sum_stub_says_not_implemented(capsys):
@@ -244,6 +276,13 @@ def top_columns_of_W2(x, W1, b1, W2, k):
     return list(np.argsort(-a * np.linalg.norm(W2, axis=0))[:k])
 
 
+def top_norm_axis0(x, W1, b1, W2, k):
+    """The trial learner's slip: the norm over axis 0 gives one length per output coordinate."""
+    a = np.maximum(x @ W1 + b1, 0)
+    sizes = np.linalg.norm(a[:, None] * W2, axis=0)
+    return list(np.argsort(-sizes)[:k])
+
+
 def top_from_one(x, W1, b1, W2, k):
     return [int(j) + 1 for j in np.argsort(-_sizes(x, W1, b1, W2))[:k]]
 
@@ -256,6 +295,7 @@ def top_from_one(x, W1, b1, W2, k):
     (top_by_pre_activation, "ranked by the size of the pre-activation"),
     (top_rows_of_W1, "keys read from the rows of W1"),
     (top_columns_of_W2, "values read from the columns of W2"),
+    (top_norm_axis0, "norm taken over the wrong axis"),
 ])
 def test_each_wrong_top_units_gets_its_own_diagnosis(fn, diagnosis, capsys):
     ok, out = verdict(check_top_units, fn, capsys)
@@ -460,3 +500,16 @@ def test_store_fact_stub_exception_none_and_mutation(capsys):
 
     ok, out = verdict(check_store_fact, "store_fact", capsys)
     assert not ok and "expected a function" in out
+
+
+# --------------------------------------------------------------------------------------------------------
+# Every mutant a grader knows is reachable: run as a learner's function, it is diagnosed as itself
+# --------------------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("check, bank", [("check_ffn_as_sum", "_SUM_MISTAKES"),
+                                         ("check_top_units", "_TOP_MISTAKES")], ids=["ffn_as_sum", "top_units"])
+def test_every_mutant_is_diagnosed_as_itself(check, bank, capsys):
+    from helpers.checks import lesson06 as L
+    for mistake in getattr(L, bank):
+        ok, out = verdict(getattr(L, check), mistake.fn, capsys)
+        named = [line for line in out.splitlines() if line.startswith(("  Likely mistake", "  Possibly"))]
+        assert not ok and len(named) == 1 and mistake.name in named[0], (mistake.name, out)

@@ -171,3 +171,14 @@ def test_capacity_sweep_is_deterministic_and_falls_past_the_number_of_units():
     # With one unit per fact, the facts after the 8th fire nothing and get no answer: exactly 8 / N.
     assert np.allclose(one_per_unit[2:], [8 / n for n in counts[2:]])
     assert np.all(fitted >= one_per_unit)
+
+
+def test_capacity_plot_names_the_memories_as_the_table_does():
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from helpers.plot_memory import plot_capacity
+    ax = plot_capacity([2, 4, 8], [1.0, 1.0, 0.9], [1.0, 1.0, 1.0], 4, "title")
+    labels = [text.get_text() for text in ax.get_legend().get_texts()]
+    assert labels[0] == "shared units, fitted values", labels
+    plt.close(ax.figure)

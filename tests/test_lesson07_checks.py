@@ -498,11 +498,17 @@ def block_rows_loop(x, ffn):
     return x + ffn(np.array(normed).reshape(x.shape))
 
 
-@pytest.mark.parametrize("fn", [block_reference_style, block_own_norm, block_rows_loop])
+def block_eps_on_std(x, ffn):
+    """eps added to the standard deviation instead of the variance (as in some textbook code)."""
+    centred = x - x.mean(axis=-1, keepdims=True)
+    return x + ffn(centred / (x.std(axis=-1, keepdims=True) + 1e-5))
+
+
+@pytest.mark.parametrize("fn", [block_reference_style, block_own_norm, block_rows_loop, block_eps_on_std])
 def test_block_accepts_correct_styles(fn, capsys):
     result, out = grade(check_residual_block, fn, capsys)
     assert result is True, out
-    assert "all 7 cases pass" in out
+    assert "all 8 cases pass" in out
 
 
 def _norm(x, axis=-1, ddof=0, center=True):
@@ -528,6 +534,41 @@ def test_block_names_each_mistake(fn, diagnosis, capsys):
     result, out = grade(check_residual_block, fn, capsys)
     assert result is False
     assert f"Likely mistake: {diagnosis}" in out, out
+
+
+def textbook_no_eps(x, ffn):
+    """The trial learner's layer norm: right, but without eps."""
+    m = x.mean(axis=-1, keepdims=True)
+    return x + ffn((x - m) / x.std(axis=-1, keepdims=True))
+
+
+def test_block_without_eps_fails_only_the_constant_token_and_is_named(capsys):
+    with np.errstate(invalid="ignore"):
+        result, out = grade(check_residual_block, textbook_no_eps, capsys)
+    assert result is False
+    assert "1 of 8 cases failed" in out, out
+    failed = [line for line in out.splitlines() if line.startswith("  \u2718")]
+    assert len(failed) == 1 and "a constant token" in failed[0] and "NaN" in failed[0], out
+    assert "Likely mistake: your layer norm has no eps" in out and "eps = 1e-5" in out, out
+
+
+def test_block_tolerance_accepts_eps_from_0_to_1e5_and_nothing_near_a_mistake():
+    """The eps-free norm moves the ordinary cases by well under the tolerance; every wrong block moves at
+    least one case by far more, so loosening the tolerance for eps cannot let a mistake pass."""
+    cases = [c for c in L._block_cases() if "constant" not in c.name]
+    for eps in (0.0, 1e-7, 1e-6, 1e-5):
+        def block(x, f, eps=eps):
+            m, v = x.mean(axis=-1, keepdims=True), x.var(axis=-1, keepdims=True)
+            return x + f((x - m) / np.sqrt(v + eps))
+        for case in cases:
+            x, f = case.args["x"], case.args["ffn"]
+            assert L._block_close(block(x, f), L._reference_block(x, f)), (eps, case.name)
+    for mistake in L._BLOCK_MISTAKES:
+        if "no eps" in mistake.name:
+            continue
+        worst = max(float(np.max(np.abs(mistake.fn(c.args["x"], c.args["ffn"])
+                                        - L._reference_block(c.args["x"], c.args["ffn"])))) for c in cases)
+        assert worst > 100 * 1e-3, (mistake.name, worst)
 
 
 def test_block_identity_case_catches_the_wiring_but_not_where_ln_sits():

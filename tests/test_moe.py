@@ -295,3 +295,21 @@ def test_average_tokens_by_hand():
     x = np.array([[2.0, 0.0], [4.0, 2.0], [0.0, 4.0]])
     np.testing.assert_allclose(average_tokens(x), [[2.0, 0.0], [3.0, 1.0], [2.0, 2.0]], rtol=1e-15)
     assert average_tokens(x.astype(np.float32)).dtype == np.float32
+
+
+def test_load_plot_keys_every_colour_it_draws():
+    """The red over-capacity bars, the blue ones and both lines each have an entry in the figure's key."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from helpers.plot_moe import plot_expert_load
+    loads = {"even": np.array([10, 11, 9, 10]), "crowded": np.array([2, 25, 10, 3])}
+    fig = plot_expert_load(loads, capacity=13, even=10.0)
+    labels = [text.get_text() for legend in fig.legends for text in legend.get_texts()]
+    assert any("over capacity" in label for label in labels), labels
+    assert any("within capacity" in label for label in labels), labels
+    assert "even share (10)" in labels and "capacity (13)" in labels, labels
+    red = matplotlib.colors.to_rgba("tab:red")
+    red_bars = [bar for ax in fig.axes for bar in ax.patches if bar.get_facecolor() == red]
+    assert [int(bar.get_height()) for bar in red_bars] == [25], "only the bar above the capacity is red"
+    plt.close(fig)

@@ -24,17 +24,21 @@ def _f(a):
 # Exercise 1: ffn_as_sum(x, W1, b1, W2, b2), the FFN as an explicit sum over hidden units
 # --------------------------------------------------------------------------------------------------------
 def _sum_with(x, W1, b1, W2, b2, key=lambda W1, k: W1[:, k], value=lambda W2, k: W2[k],
-              act=lambda z, b: relu(z + b), bias_per_unit=False, out=lambda y: y, use_b2=True):
+              act=lambda z, b: relu(z + b), bias_per_unit=False, out=lambda y: y, use_b2=True, n_units=None):
     """The sum over units with one step swapped for a known slip; with the defaults it is correct."""
     x, W1, b1, W2, b2 = _f(x), _f(W1), _f(b1), _f(W2), _f(b2)
     y = np.zeros(len(x))
-    for k in range(len(b1)):
+    for k in range(len(b1) if n_units is None else n_units(x, W1)):
         a_k = act(float(key(W1, k) @ x), b1[k])
         y = y + a_k * value(W2, k) + (b2 if bias_per_unit else 0.0)
     return out(y + (b2 if use_b2 and not bias_per_unit else 0.0))
 
 
 _SUM_MISTAKES = [
+    Mistake("looped over d units instead of d_ff",
+            "The layer has d_ff hidden units, one per column of W1: loop over range(W1.shape[1]) (or len(b1)). "
+            "len(x) and W1.shape[0] are d, the token's width, so units d to d_ff - 1 were never added.",
+            lambda x, W1, b1, W2, b2: _sum_with(x, W1, b1, W2, b2, n_units=lambda x, W1: len(x))),
     Mistake("keys read from the rows of W1",
             "With x @ W1, W1 has shape (d, d_ff) and unit k's key is column k, W1[:, k] (it meets x in the "
             "dot product). Rows are keys only in the W1 @ x convention, where W1 is (d_ff, d).",
@@ -64,6 +68,11 @@ def _sum_cases():
     rng = np.random.default_rng(6)
     W1_square = np.round(rng.normal(size=(3, 3)), 1)
     W1_square[0, 1], W1_square[1, 0] = 1.2, -0.7          # clearly not symmetric
+    wide = np.random.default_rng(60)                      # its own stream, so the other cases stay as they were
+    x_wide = np.array([0.5, -1.0, 1.5])
+    W1_wide = np.round(wide.normal(size=(3, 8)), 1)
+    W2_wide = np.round(wide.normal(size=(8, 3)), 1)
+    z_wide = np.array([0.6, -0.4, 1.1, 0.8, -0.7, 1.5, 0.4, 0.9])   # the pre-activations: units 1 and 4 silent
     return [
         Case("the 2 x 2 hand trace (x = [1, -1], W2 = I)",
              {"x": np.array([1.0, -1.0]), "W1": np.array([[1.0, 1.0], [1.0, -1.0]]), "b1": np.zeros(2),
@@ -75,6 +84,10 @@ def _sum_cases():
              {"x": np.round(rng.normal(size=4), 1), "W1": np.round(rng.normal(size=(4, 6)), 1),
               "b1": np.array([0.3, -0.2, 0.5, 0.0, -0.4, 0.1]), "W2": np.round(rng.normal(size=(6, 4)), 1),
               "b2": np.array([0.1, -0.2, 0.3, -0.4])}),
+        # Units with index >= d fire and write here, so a loop over range(d) instead of range(d_ff) shows.
+        Case("a 3 -> 8 -> 3 FFN in which units 3 to 7 fire too",
+             {"x": x_wide, "W1": W1_wide, "b1": np.round(z_wide - x_wide @ W1_wide, 2),
+              "W2": W2_wide, "b2": np.array([0.2, 0.0, -0.1])}),
         Case("a 2 -> 5 -> 2 FFN in which no unit fires",
              {"x": np.array([1.0, 1.0]), "W1": -np.abs(np.round(rng.normal(size=(2, 5)), 1)) - 0.1,
               "b1": np.full(5, -0.5), "W2": np.round(rng.normal(size=(5, 2)), 1), "b2": np.array([0.7, -0.3])}),
@@ -138,6 +151,10 @@ _TOP_MISTAKES = [
     Mistake("values read from the columns of W2",
             "Unit j's value is row j of W2 (W2 has shape (d_ff, d)), so its contribution is a[j] * W2[j].",
             lambda x, W1, b1, W2, k: _rank(np.linalg.norm(_acts(x, W1, b1)[None, :] * _f(W2), axis=0), k)),
+    Mistake("norm taken over the wrong axis (axis=0): one length per output coordinate, not one per unit",
+            "The contributions a_j u_j are the rows of a[:, None] * W2, shape (d_ff, d): take each row's length "
+            "with np.linalg.norm(..., axis=1). axis=0 gives d numbers, so the indices ranked were coordinates.",
+            lambda x, W1, b1, W2, k: _rank(np.linalg.norm(_acts(x, W1, b1)[:, None] * _f(W2), axis=0), k)),
     Mistake("counting units from 1", "Python counts from 0: the first hidden unit is unit 0.",
             lambda x, W1, b1, W2, k: [j + 1 for j in _reference_top(_f(x), _f(W1), _f(b1), _f(W2), k)]),
 ]

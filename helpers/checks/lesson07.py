@@ -6,7 +6,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from helpers.block import layer_norm
+from helpers.block import LN_EPS, layer_norm
 from helpers.checks._core import Case, Mistake, array_problem, check_function, close, fmt
 from helpers.ffn import ffn, softmax
 from helpers.moe import make_experts, route
@@ -388,7 +388,19 @@ def _norm_axis0(x):
     return (x - x.mean(axis=0, keepdims=True)) / np.sqrt(x.var(axis=0, keepdims=True) + 1e-5)
 
 
+_EPS = f"{LN_EPS:.0e}".replace("e-0", "e-")  # "1e-5"
+
+
+def _norm_no_eps(x):
+    with np.errstate(divide="ignore", invalid="ignore"):  # 0 / 0 on a constant token: NaN, without a warning
+        return (x - x.mean(axis=-1, keepdims=True)) / np.sqrt(x.var(axis=-1, keepdims=True))
+
+
 _BLOCK_MISTAKES = [
+    Mistake("your layer norm has no eps, so a constant token (variance 0) divides 0 by 0",
+            f"Use the imported layer_norm, which adds eps = {_EPS} to the variance: (x - mean) / "
+            f"np.sqrt(var + {_EPS}). Without eps your block is right on every other case.",
+            lambda x, f: x + f(_norm_no_eps(x))),
     Mistake("layer norm applied to the FFN's output instead of its input (x + LN(FFN(x)))",
             "Normalise what goes into the FFN: x + ffn(layer_norm(x)).",
             lambda x, f: x + layer_norm(f(x))),
@@ -445,7 +457,16 @@ def _block_cases():
         Case("one token with large values (LN rescales it)", {"x": np.array([[100.0, 102.0, 98.0, 104.0]]),
                                                              "ffn": relu_ffn}),
         Case("a batch of shape (2, 3, 4)", {"x": batch, "ffn": relu_ffn}),
+        # The reason layer_norm has an eps: a token whose features are all equal has variance 0.
+        Case("a constant token (all features equal: variance 0)", {"x": np.full((1, 4), 3.0), "ffn": relu_ffn}),
     ]
+
+
+def _block_close(got, expected) -> bool:
+    """Agreement up to the layer norm's eps: a norm with any eps from 0 to 1e-5 (added to the variance, or
+    to the standard deviation) moves these outputs by at most about 3e-4, while the nearest wrong block
+    (the sample variance) moves them by more than 0.1."""
+    return close(got, expected, rtol=1e-4, atol=1e-3)
 
 
 def check_residual_block(fn) -> bool:
@@ -453,6 +474,6 @@ def check_residual_block(fn) -> bool:
     return check_function(
         "residual_block", fn, _block_cases(), _reference_block,
         lambda value, case: array_problem(value, case.args["x"].shape),
-        _BLOCK_MISTAKES, compare=lambda got, expected: close(got, expected, rtol=1e-4, atol=1e-6),
+        _BLOCK_MISTAKES, compare=_block_close,
         describe=_rows,
         fallback_hint="three steps: h = layer_norm(x); out = ffn(h); return x + out.")

@@ -10,6 +10,7 @@ GPT2_SMALL = {
     "d": 768,          # d_model of GPT-2 small (124M parameters)
     "d_ff": 3072,      # 4 * d
     "n_layers": 12,
+    "n_heads": 12,     # attention heads, each of width d / n_heads = 64
     "context": 1024,   # maximum sequence length T
     "activation": "GELU (tanh approximation)",
 }

@@ -347,6 +347,11 @@ def sum_not_reset(x, W1, b1, W2, b2):
     return y
 
 
+def adds_the_residual(x, W1, b1, W2, b2):
+    y = ffn_nested_loops(x, W1, b1, W2, b2)
+    return [x_k + y_k for x_k, y_k in zip(x, y)]         # x + FFN(x): the block's job, not the FFN's
+
+
 WRONG_FFNS = [
     (one_stride_d, "one stride, D, used for both matrices"),
     (one_stride_h, "one stride, H, used for both matrices"),
@@ -362,6 +367,7 @@ WRONG_FFNS = [
     (b1_after_relu, "b1 added after the activation"),
     (biases_in_inner_loop, "the biases added inside the inner loop"),
     (sum_not_reset, "the running sum is not reset for each row"),
+    (adds_the_residual, "x added to the output"),
 ]
 
 
@@ -590,6 +596,14 @@ def transpose_loops_swapped(M, n_rows, n_cols):
     return [M[i * n_cols + j] for i in range(n_rows) for j in range(n_cols)]
 
 
+def transpose_reads_the_output_position(M, n_rows, n_cols):
+    out = []
+    for j in range(n_cols):                  # the right loop order ...
+        for i in range(n_rows):
+            out.append(M[j * n_rows + i])    # ... but M read where element (i, j) goes in the output
+    return out
+
+
 def transpose_wrong_stride(M, n_rows, n_cols):
     return [M[i * n_rows + j] for j in range(n_cols) for i in range(n_rows)]
 
@@ -599,7 +613,8 @@ def transpose_arguments_swapped(M, n_rows, n_cols):
 
 
 @pytest.mark.parametrize("fn, named", [
-    (transpose_loops_swapped, "M copied in its original order"),
+    (transpose_loops_swapped, "M returned in its original order"),
+    (transpose_reads_the_output_position, "M returned in its original order"),
     (transpose_wrong_stride, "M read with the number of rows as its stride"),
     (transpose_arguments_swapped, "n_rows and n_cols swapped"),
 ])
@@ -607,6 +622,15 @@ def test_transpose_names_the_mistake(fn, named, capsys):
     assert check_transpose(fn) is False
     out = capsys.readouterr().out
     assert f"Likely mistake: {named}" in out, out
+
+
+def test_the_original_order_diagnosis_names_both_slips_that_give_it(capsys):
+    for fn in (transpose_loops_swapped, transpose_reads_the_output_position):
+        assert check_transpose(fn) is False
+        out = capsys.readouterr().out
+        assert "the loops the wrong way round (i outside, j inside)" in out, out
+        assert "the loops the right way round while reading M[j * n_rows + i]" in out, out
+        assert "two loops in the wrong order" not in out
 
 
 @pytest.mark.parametrize("fn, message", [

@@ -74,6 +74,12 @@ def test_batched_per_token_loop_passes_with_a_note(fn, capsys):
     assert "Note: correct, but your function runs Python code for every token" in out
 
 
+def batched_with_the_residual(x, W1, b1, W2, b2):
+    y = ffn(x, W1, b1, W2, b2)
+    y += x                                               # x + FFN(x): the block's job, not the FFN's
+    return y
+
+
 WRONG_BATCHED = {
     "weights used transposed, in the W @ x layout": [
         lambda x, W1, b1, W2, b2: relu(x @ W1.T + b1) @ W2.T + b2,
@@ -87,6 +93,8 @@ WRONG_BATCHED = {
     "both biases left out": [lambda x, W1, b1, W2, b2: relu(x @ W1) @ W2],
     "b1 left out": [lambda x, W1, b1, W2, b2: relu(x @ W1) @ W2 + b2],
     "b2 left out": [lambda x, W1, b1, W2, b2: relu(x @ W1 + b1) @ W2],
+    "x added to the output": [lambda x, W1, b1, W2, b2: x + relu(x @ W1 + b1) @ W2 + b2,
+                              batched_with_the_residual],
 }
 
 
@@ -229,12 +237,30 @@ def test_count_written_independently_of_the_mutants(capsys):
     (lambda d, d_ff, bias=True: (2 * d * d_ff, d + d_ff), "return one int"),
     (lambda d, d_ff, bias=True: True, "a truth value"),
     (lambda d, d_ff, bias=True: "4,722,432", "return one int"),
-    (lambda d, d_ff, bias: 2 * d * d_ff + (d + d_ff) * bias, "missing 1 required positional argument"),
 ])
 def test_count_wrong_kinds_get_clear_messages(fn, message, capsys):
     ok, out = verdict(check_count_ffn_params, fn, capsys)
     assert not ok
     assert message in out, out
+
+
+def count_without_bias(d, d_ff):
+    return d * d_ff + d_ff + d_ff * d + d
+
+
+def count_bias_without_default(d, d_ff, bias):
+    return 2 * d * d_ff + (d + d_ff if bias else 0)
+
+
+@pytest.mark.parametrize("fn, message", [
+    (count_without_bias, "count_ffn_params: your function takes no third argument, `bias`"),
+    (count_bias_without_default, "count_ffn_params: your `bias` argument has no default"),
+])
+def test_count_a_signature_without_bias_or_its_default_is_named(fn, message, capsys):
+    ok, out = verdict(check_count_ffn_params, fn, capsys)
+    assert not ok
+    assert message in out and "def count_ffn_params(d, d_ff, bias=True):" in out, out
+    assert "Hint" not in out and "TypeError" not in out and out.count("\n") == 1   # one line, no generic hint
 
 
 def test_count_stub_and_exception(capsys):
@@ -309,14 +335,128 @@ def test_chunked_zero_rows_written_by_a_learner(capsys):
     assert "Likely mistake: the last, shorter chunk never computed (its rows left at zero)." in out
 
 
-def test_chunked_whole_sequence_at_once_fails_on_memory(capsys):
-    def whole(x, W1, b1, W2, b2, chunk):
-        y = ffn(x, W1, b1, W2, b2)
-        return np.concatenate([y[s:s + chunk] for s in range(0, len(y), chunk)])
-    ok, out = verdict(check_ffn_chunked, whole, capsys)
+def chunked_einsum_and_dot(x, W1, b1, W2, b2, chunk):
+    rows = []
+    for s in range(0, len(x), chunk):
+        h = np.einsum("td,df->tf", x[s:s + chunk], W1) + b1
+        rows.append(np.dot(np.maximum(h, 0), W2) + b2)
+    return np.vstack(rows)
+
+
+def chunked_column_layout(x, W1, b1, W2, b2, chunk):
+    pieces = []
+    for s in range(0, len(x), chunk):
+        h = np.maximum(W1.T @ x[s:s + chunk].T + b1[:, None], 0)       # (d_ff, chunk): tokens as columns
+        pieces.append((W2.T @ h + b2[:, None]).T)
+    return np.concatenate(pieces)
+
+
+def chunked_reverse_order(x, W1, b1, W2, b2, chunk):
+    y = np.empty((x.shape[0], W2.shape[1]), dtype=x.dtype)
+    for s in reversed(range(0, len(x), chunk)):                      # the last, shorter chunk first
+        y[s:s + chunk] = ffn(x[s:s + chunk], W1, b1, W2, b2)
+    return y
+
+
+def chunked_plain_copy_of_w1(x, W1, b1, W2, b2, chunk):
+    W1 = np.asarray(W1)                                               # a plain array: the check cannot follow
+    return np.concatenate([ffn(x[s:s + chunk], W1, b1, W2, b2) for s in range(0, len(x), chunk)])
+
+
+def chunked_dot_methods(x, W1, b1, W2, b2, chunk):
+    y = np.empty((x.shape[0], W2.shape[1]), dtype=x.dtype)
+    for s in range(0, len(x), chunk):
+        h = W1.T.dot(x[s:s + chunk].T).T + b1                        # W1's own .dot method
+        y[s:s + chunk] = np.maximum(h, 0).dot(W2) + b2
+    return y
+
+
+@pytest.mark.parametrize("fn", [chunked_einsum_and_dot, chunked_column_layout, chunked_reverse_order,
+                                chunked_plain_copy_of_w1, chunked_dot_methods])
+def test_chunked_more_correct_styles_pass(fn, capsys):
+    ok, out = verdict(check_ffn_chunked, fn, capsys)
+    assert ok, out
+
+
+def chunked_whole_sequence(x, W1, b1, W2, b2, chunk):
+    y = ffn(x, W1, b1, W2, b2)
+    return np.concatenate([y[s:s + chunk] for s in range(0, len(y), chunk)])
+
+
+def chunked_array_split_into_chunk_pieces(x, W1, b1, W2, b2, chunk):
+    return np.concatenate([ffn(piece, W1, b1, W2, b2) for piece in np.array_split(x, chunk)])
+
+
+def chunked_overlapping_windows(x, W1, b1, W2, b2, chunk):
+    y = np.empty((x.shape[0], W2.shape[1]), dtype=x.dtype)
+    for s in range(x.shape[0]):                                       # a window at every token
+        y[s:s + chunk] = ffn(x[s:s + chunk], W1, b1, W2, b2)
+    return y
+
+
+def chunked_one_token_at_a_time(x, W1, b1, W2, b2, chunk):
+    return np.stack([relu(token @ W1 + b1) @ W2 + b2 for token in x])
+
+
+def chunked_each_chunk_twice(x, W1, b1, W2, b2, chunk):
+    y = np.empty((x.shape[0], W2.shape[1]), dtype=x.dtype)
+    for s in range(0, len(x), chunk):
+        d_ff = (x[s:s + chunk] @ W1).shape[1]                         # a product just to read a size
+        y[s:s + chunk] = ffn(x[s:s + chunk], W1, b1, W2, b2)
+    return y
+
+
+def chunked_half_chunks(x, W1, b1, W2, b2, chunk):
+    step = max(1, chunk // 2)
+    return np.concatenate([ffn(x[s:s + step], W1, b1, W2, b2) for s in range(0, len(x), step)])
+
+
+CHUNKING_SLIPS = {"whole": "went through at once", "split": "np.array_split(x, chunk) cuts x into chunk pieces",
+                  "overlap": "the windows overlap", "tokens": "one token at a time, whatever chunk is",
+                  "repeat": "some tokens were computed more than once", "sizes": "every chunk should hold chunk tokens"}
+
+
+@pytest.mark.parametrize("fn, kind, failed, also", [
+    (chunked_whole_sequence, "whole", 5, set()),
+    (chunked_array_split_into_chunk_pieces, "split", 6, {"whole"}),   # array_split(x, 1) is the whole sequence
+    (chunked_overlapping_windows, "overlap", 5, set()),
+    (chunked_one_token_at_a_time, "tokens", 5, set()),
+    (chunked_each_chunk_twice, "repeat", 6, set()),
+    (chunked_half_chunks, "sizes", 5, set()),
+])
+def test_chunked_right_numbers_from_the_wrong_chunks_are_named(fn, kind, failed, also, capsys):
+    ok, out = verdict(check_ffn_chunked, fn, capsys)
+    assert not ok
+    assert f"{failed} of 6 cases failed" in out, out
+    assert out.count(": your function gives the right numbers, but its products with W1 took") == failed, out
+    assert out.count(CHUNKING_SLIPS[kind]) == 1 and "(see above)" in out, out   # explained once, then referred to
+    for other, phrase in CHUNKING_SLIPS.items():
+        if other != kind and other not in also:
+            assert phrase not in out, (other, out)
+
+
+def test_chunked_chunks_of_the_right_size_that_keep_every_hidden_row_fail_on_memory(capsys):
+    def keeps_hidden_rows(x, W1, b1, W2, b2, chunk):
+        hidden = [relu(x[s:s + chunk] @ W1 + b1) for s in range(0, len(x), chunk)]   # all kept alive
+        return np.concatenate([h @ W2 + b2 for h in hidden])
+    ok, out = verdict(check_ffn_chunked, keeps_hidden_rows, capsys)
     assert not ok
     assert "gives the right numbers but held" in out and "whole (T, d_ff) hidden layer" in out
     assert "1 of 6 cases failed" in out
+
+
+def test_the_token_counter_sees_products_in_every_layout_and_hands_back_plain_arrays():
+    W1 = np.arange(12.0).reshape(3, 4).view(lesson03._TokenCounter)   # d = 3, d_ff = 4
+    W1.products, W1.d_ff, W1.weight_shape = [], 4, (3, 4)
+    x = np.ones((6, 3))
+    results = [x @ W1, np.matmul(x[:2], W1), np.dot(x[0], W1), np.einsum("td,df->tf", x[:3], W1),
+               W1.T @ x[:4].T, W1.T.dot(x[:5].T), np.inner(x[:2], W1.T)]
+    assert W1.products == [6, 2, 1, 3, 4, 5, 2]
+    assert all(type(r) is np.ndarray for r in results)
+    assert np.array_equal(results[0], x @ np.arange(12.0).reshape(3, 4))
+    W1 + 1.0, W1 * 2.0, W1[:2] @ np.ones((4, 2)), np.linalg.multi_dot([x, W1, np.ones((4, 2))])
+    assert W1.products == [6, 2, 1, 3, 4, 5, 2]                      # not products that make hidden rows
+    assert repr(W1) == repr(np.arange(12.0).reshape(3, 4))            # printing W1 shows a plain array
 
 
 @pytest.mark.parametrize("fn, message", [

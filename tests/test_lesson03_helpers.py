@@ -13,7 +13,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 
 from helpers.attention_min import attention, attention_mix  # noqa: E402
 from helpers.chunking import ffn_chunked  # noqa: E402
-from helpers.measure import best_times, peak_bytes  # noqa: E402
+from helpers.measure import best_times, blas_threads, one_blas_thread, peak_bytes  # noqa: E402
 from helpers.plot_cost import plot_cost, plot_parameters, plot_speedup  # noqa: E402
 
 
@@ -125,12 +125,34 @@ def test_best_times_runs_every_call_and_reports_per_call_times():
         while time.process_time() < end:
             pass
 
-    best = best_times({"fast": fast, "slow": slow}, repeat=3)
+    best = best_times({"fast": fast, "slow": slow}, repeat=3, min_run=0.002)
     assert set(best) == {"fast", "slow"}
-    assert counts["slow"] == 1 + 3                      # one warm-up, then one per repeat (it is slow enough)
+    assert counts["slow"] == 2 + 3                      # warm-up and sizing, then one per round (slow enough)
     assert counts["fast"] > 3 * 10                      # repeated within each run to last min_run
     assert 0.003 <= best["slow"] < 0.05
     assert 0 < best["fast"] < best["slow"]
+
+
+def test_best_times_rotates_the_order_of_the_calls_every_round():
+    order = []
+    best_times({name: (lambda name=name: order.append(name)) for name in "abc"}, repeat=3, min_run=0.0)
+    rounds = order[6:]                                  # after two calls each to warm up and size the runs
+    assert rounds == list("abc") + list("bca") + list("cab")
+
+
+def test_one_blas_thread_sets_one_thread_inside_and_restores_the_setting():
+    before = blas_threads()
+    if before is None:
+        pytest.skip("NumPy's matrix library here is not OpenBLAS: one_blas_thread changes nothing")
+    with one_blas_thread():
+        assert blas_threads() == 1
+    assert blas_threads() == before
+    seen = []
+    best_times({"threads": lambda: seen.append(blas_threads())}, repeat=2, min_run=0.0)
+    assert set(seen) == {1} and blas_threads() == before          # best_times measures on one thread
+    seen.clear()
+    best_times({"threads": lambda: seen.append(blas_threads())}, repeat=2, min_run=0.0, one_thread=False)
+    assert set(seen) == {before}
 
 
 def test_best_times_accepts_another_clock():
@@ -179,7 +201,9 @@ def test_plots_have_titles_and_labelled_axes():
         assert axis.get_title() and axis.get_ylabel()
     assert ax.get_xlabel() and ax_cost.get_xlabel()
     assert [t.get_text() for t in fig.axes[1].get_xticklabels()] == ["a", "b"]   # categories name the bars
-    assert "slope 2.00" in " ".join(t.get_text() for t in ax_cost.get_legend().get_texts())
+    legend = " ".join(t.get_text() for t in ax_cost.get_legend().get_texts())
+    assert "slope 2.00" in legend and "FLOP counts equal at T = 128" in legend
+    assert not ax_cost.texts                            # no label drawn over the lines: the legend names the line
     plt.close("all")
 
 
@@ -188,7 +212,7 @@ def test_best_times_stops_after_its_budget():
 
     def slow():
         calls.append(1)
-        time.sleep(0.02)                                # wall time passes, processor time hardly does
+        time.sleep(0.02)                                # 20 ms on the wall clock, the default clock
 
     best_times({"slow": slow}, repeat=50, min_run=0.0, budget=0.05)
-    assert 1 + 1 <= len(calls) <= 1 + 5                 # the warm-up, then a few rounds, not fifty
+    assert 2 + 1 <= len(calls) <= 2 + 5                 # warm-up and sizing, then a few rounds, not fifty

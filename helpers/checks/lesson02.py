@@ -204,6 +204,10 @@ FFN_MISTAKES = [
             "Start each row's sum from 0: put `total = 0` inside the loop over rows, not before it.",
             lambda x, W1, b1, W2, b2: flat.add(_running(flat.matvec(
                 W2, flat.relu(flat.add(_running(flat.matvec(W1, x)), b1)))), b2)),
+    Mistake("x added to the output",
+            "Return W2 relu(W1 x + b1) + b2 alone. The residual x + FFN(x) belongs to the block around the "
+            "FFN, which adds x itself; adding it here too would count x twice.",
+            lambda x, W1, b1, W2, b2: flat.add(x, flat.ffn_forward(x, W1, b1, W2, b2))),
 ]
 
 
@@ -238,9 +242,11 @@ TRANSPOSE_CASES = [
 ]
 
 TRANSPOSE_MISTAKES = [
-    Mistake("M copied in its original order (the two loops in the wrong order)",
-            "The output is n_cols x n_rows: loop over its rows j (the columns of M) on the outside and over "
-            "i on the inside, appending M[i * n_cols + j].",
+    Mistake("M returned in its original order",
+            "Two slips give this: the loops the wrong way round (i outside, j inside) while reading "
+            "M[i * n_cols + j], or the loops the right way round while reading M[j * n_rows + i], which is "
+            "where element (i, j) goes in the output, not where it sits in M. Loop over j (the output's rows, "
+            "M's columns) outside and i inside, and read M[i * n_cols + j].",
             lambda M, n_rows, n_cols: list(M)),
     Mistake("M read with the number of rows as its stride",
             "In M, row i starts at i * n_cols: element (i, j) is M[i * n_cols + j], not M[i * n_rows + j].",

@@ -1,6 +1,7 @@
 """Checks for lesson 03: the batched FFN in NumPy, counting its parameters, and running it in chunks."""
 from __future__ import annotations
 
+import inspect
 import sys
 from dataclasses import dataclass
 from typing import Any, Callable
@@ -94,6 +95,10 @@ _BATCHED_MISTAKES = [
             lambda x, W1, b1, W2, b2: relu(x @ W1) @ W2 + b2),
     Mistake("b2 left out", "Add b2 to h @ W2: the output has a bias too.",
             lambda x, W1, b1, W2, b2: relu(x @ W1 + b1) @ W2),
+    Mistake("x added to the output",
+            "Return relu(x @ W1 + b1) @ W2 + b2 alone. The residual x + FFN(x) belongs to the block around the "
+            "FFN, which adds x itself; adding it here too would count x twice.",
+            lambda x, W1, b1, W2, b2: x + relu(x @ W1 + b1) @ W2 + b2),
 ]
 
 
@@ -103,7 +108,7 @@ def _batched_cases() -> list[Case]:
         _ffn_case("4 tokens, d = d_ff = 3 (square: a transpose does not crash here)", 14, T=4, d=3, d_ff=3),
         _ffn_case("6 tokens in float32, d = 4 -> d_ff = 8 (float32 in, float32 out)", 5, T=6, d=4, d_ff=8,
                   dtype=np.float32),
-        _ffn_case("a single token as a (1, d) array, d = 3 -> d_ff = 6", 6, T=1, d=3, d_ff=6),
+        _ffn_case("a single token as a (1, d) array, d = 3 -> d_ff = 6", 9, T=1, d=3, d_ff=6),
     ]
 
 
@@ -230,10 +235,34 @@ def _count_problem(value: Any, case: Case) -> str | None:
     return None
 
 
+def _bias_signature_problem(fn: Callable) -> str | None:
+    """Why fn cannot be called both as count_ffn_params(d, d_ff, bias) and as count_ffn_params(d, d_ff)."""
+    try:
+        signature = inspect.signature(fn)
+    except (TypeError, ValueError):  # a built-in without a signature: let the cases find out
+        return None
+    try:
+        signature.bind(768, 3072, False)
+    except TypeError:
+        return ("your function takes no third argument, `bias`, so it cannot be asked for the count without "
+                "biases. Start it with `def count_ffn_params(d, d_ff, bias=True):` and leave b1 and b2 out of "
+                "the count when bias is False.")
+    try:
+        signature.bind(768, 3072)
+    except TypeError:
+        return ("your `bias` argument has no default, so count_ffn_params(d, d_ff) cannot be called. Give it "
+                "the default True: `def count_ffn_params(d, d_ff, bias=True):`.")
+    return None
+
+
 def check_count_ffn_params(fn) -> bool:
     """Grade `count_ffn_params(d, d_ff, bias=True)`: the number of parameters in W1, b1, W2 and b2."""
     if not callable(fn):
         return _not_a_function("count_ffn_params", fn)
+    problem = _bias_signature_problem(fn)
+    if problem:
+        print(f"count_ffn_params: {problem}")
+        return False
     return check_function(
         "count_ffn_params", fn, _count_cases(), _reference_count, _count_problem, _COUNT_MISTAKES,
         compare=lambda got, expected: got == expected, normalize=int, describe=lambda n: f"{n:,}",
@@ -247,17 +276,82 @@ def check_count_ffn_params(fn) -> bool:
 MEMORY_T = 512  # tokens in the case that measures memory
 
 
+class _TokenCounter(np.ndarray):
+    """W1 as the check hands it to ffn_chunked: the same numbers, and a record of every matrix product it
+    takes part in (@, np.matmul, np.dot, W1.dot, np.einsum, ...). A product of W1 with a chunk makes that
+    chunk's hidden rows, (rows, d_ff) or (d_ff, rows), so its size divided by d_ff is the number of tokens
+    in the chunk. Views of W1 (W1.T, copies) share the record; products come back as ordinary arrays."""
+
+    products: list | None = None         # tokens in each product, in order
+    d_ff: int = 1
+    weight_shape: tuple = ()             # W1's shape (d, d_ff): only products of W1 or W1.T count
+
+    def __array_finalize__(self, obj):
+        for name in ("products", "d_ff", "weight_shape"):
+            setattr(self, name, getattr(obj, name, getattr(_TokenCounter, name)))
+
+    def _record(self, result):
+        shape = np.shape(result)
+        if (self.products is None or self.shape not in (self.weight_shape, self.weight_shape[::-1])
+                or not shape or self.d_ff not in (shape[0], shape[-1])):
+            return  # not W1 itself, or not a product that makes hidden rows
+        self.products.append(np.size(result) // self.d_ff)
+
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        if "out" in kwargs:
+            kwargs["out"] = _plain(kwargs["out"])
+        result = getattr(ufunc, method)(*_plain(inputs), **kwargs)
+        if ufunc is np.matmul and method == "__call__":
+            self._record(result)
+        return result
+
+    def __array_function__(self, func, types, args, kwargs):
+        result = func(*_plain(args), **_plain(kwargs))
+        if func in _PRODUCTS:
+            self._record(result)
+        return result
+
+    def dot(self, other, out=None):
+        result = np.dot(self.view(np.ndarray), _plain(other), out=_plain(out))
+        self._record(result)
+        return result
+
+    def __repr__(self):  # what the learner would see printing W1: the plain array
+        return repr(self.view(np.ndarray))
+
+    def __str__(self):
+        return str(self.view(np.ndarray))
+
+
+_PRODUCTS = {np.dot, np.einsum, np.tensordot, np.inner, np.linalg.multi_dot}
+
+
+def _plain(value):
+    """value with every _TokenCounter in it (also inside tuples, lists and dicts) turned into a plain array."""
+    if isinstance(value, _TokenCounter):
+        return value.view(np.ndarray)
+    if isinstance(value, (list, tuple)):
+        return type(value)(_plain(v) for v in value)
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    return value
+
+
 @dataclass
 class _Measured:
-    """What the learner's function returned, and the most memory it held at once."""
+    """What the learner's function returned, the most memory it held at once, and the number of tokens in
+    each product it took with W1 (empty when it never multiplied by W1 in a way the check can see)."""
     value: Any
     peak: int
+    products: list
 
 
 def _measured(fn: Callable) -> Callable:
-    def call(*args):
-        value, peak = peak_bytes(fn, *args)
-        return _Measured(value, peak)
+    def call(x, W1, b1, W2, b2, chunk):
+        watched = W1.view(_TokenCounter)
+        watched.products, watched.d_ff, watched.weight_shape = [], W1.shape[1], W1.shape
+        value, peak = peak_bytes(fn, x, watched, b1, W2, b2, chunk)
+        return _Measured(value, peak, watched.products)
     return call
 
 
@@ -285,7 +379,43 @@ def _chunked_cases() -> list[Case]:
     ]
 
 
-def _chunked_problem(measured: _Measured, case: Case) -> str | None:
+def _chunking_problem(products: list, T: int, chunk: int) -> tuple[str, str, str] | None:
+    """(kind, what happened, why and the fix) when the products with W1 did not take the tokens `chunk` at a
+    time, each token once; None when they did, or when the check could not see them."""
+    if not products or None in products or sum(products) < T:
+        return None  # W1 used in a way the check cannot follow (np.asarray(W1), W1.dot): nothing to judge
+    expected = [chunk] * (T // chunk) + ([T % chunk] if T % chunk else [])
+    if sorted(products) == sorted(expected):
+        return None
+    ran = (f"gives the right numbers, but its products with W1 took {fmt(products, max_items=10)} tokens "
+           f"where chunk = {chunk} asks for {fmt(expected, max_items=10)}")
+    if len(products) == 1:
+        return "whole", ran, (f"all {T} tokens went through at once, so the hidden layer of the whole sequence "
+                              "existed at once. Call the FFN on one slice x[s:s + chunk] at a time, inside the loop")
+    windows = [sorted(min(chunk, T - s) for s in range(T)), [chunk] * (T - chunk + 1)]  # start at every token
+    if sorted(products) in windows:
+        return "overlap", ran, (f"the windows overlap. The loop starts a window at every token (range(0, T) or "
+                                f"range(T)), so each token is computed up to {chunk} times: {sum(products)} token "
+                                f"rows for {T} tokens. Step by chunk: for s in range(0, T, chunk)")
+    if sum(products) > T:
+        return "repeat", ran, (f"{sum(products)} token rows for {T} tokens, so some tokens were computed more "
+                               "than once. Each token belongs to one chunk, x[s:s + chunk] for s in range(0, T, "
+                               "chunk)")
+    if len(products) == chunk and max(products) - min(products) <= 1:
+        return "split", ran, ("np.array_split(x, chunk) cuts x into chunk pieces, not into pieces of chunk "
+                              "tokens. Give it the places to cut, np.array_split(x, range(chunk, T, chunk)), or "
+                              "take x[s:s + chunk] for s in range(0, T, chunk)")
+    if set(products) == {1}:
+        return "tokens", ran, ("one token at a time, whatever chunk is. The numbers are right, but every "
+                               "product is a single row, the slow case that chunks of tens of tokens exist to "
+                               "avoid. Take chunk tokens per step: x[s:s + chunk] for s in range(0, T, chunk)")
+    return "sizes", ran, ("every chunk should hold chunk tokens, and the last one what is left over: "
+                          "x[s:s + chunk] for s in range(0, T, chunk)")
+
+
+def _chunked_problem(measured: _Measured, case: Case, explained: set | None = None) -> str | None:
+    """What is wrong with a result of ffn_chunked: its kind or shape; then, for the right numbers, how the
+    tokens were chunked (each kind explained in full the first time, `explained` remembers); then memory."""
     x, chunk = case.args["x"], case.args["chunk"]
     T, d_ff = x.shape[0], case.args["W1"].shape[1]
     hints = {}
@@ -297,13 +427,21 @@ def _chunked_problem(measured: _Measured, case: Case) -> str | None:
                                          "x[s:s + chunk] stops at the end by itself")
     value = measured.value
     problem = _ffn_array_problem(value, case, hints)
-    if problem or T < MEMORY_T:
-        return problem
+    if problem or not close(value, _reference_chunked(**case.args)):
+        return problem  # wrong numbers: the comparison and the known mistakes say more
+    found = _chunking_problem(measured.products, T, chunk)
+    if found:
+        kind, ran, why = found
+        if explained is not None and kind in explained:
+            return f"{ran} (see above)"
+        if explained is not None:
+            explained.add(kind)
+        return f"{ran}: {why}"
     whole = T * d_ff * x.itemsize  # bytes of the whole (T, d_ff) hidden layer
-    if measured.peak > whole / 2 and close(value, _reference_chunked(**case.args)):
+    if T >= MEMORY_T and measured.peak > 0.75 * whole:  # a chunk's hidden rows are 1/8 of it; some slack
         return (f"gives the right numbers but held {measured.peak / 1024:,.0f} KiB at once, about as much as the "
-                f"whole (T, d_ff) hidden layer ({whole / 1024:,.0f} KiB): it computes all tokens together. "
-                "Call the FFN on one slice x[s:s + chunk] at a time, inside the loop")
+                f"whole (T, d_ff) hidden layer ({whole / 1024:,.0f} KiB). Call the FFN on one slice "
+                "x[s:s + chunk] at a time, inside the loop, and keep only its output")
     return None
 
 
@@ -338,8 +476,10 @@ def check_ffn_chunked(fn) -> bool:
     """Grade `ffn_chunked(x, W1, b1, W2, b2, chunk)`: ffn's numbers, computed `chunk` tokens at a time."""
     if not callable(fn):
         return _not_a_function("ffn_chunked", fn)
+    explained: set = set()  # kinds of chunking slip already explained in full, for this check only
     return check_function(
-        "ffn_chunked", _measured(fn), _chunked_cases(), _reference_chunked, _chunked_problem,
+        "ffn_chunked", _measured(fn), _chunked_cases(), _reference_chunked,
+        lambda measured, case: _chunked_problem(measured, case, explained),
         [Mistake(m.name, m.fix, _measured(m.fn)) for m in _CHUNKED_MISTAKES],  # judged like the learner's
         normalize=lambda measured: measured.value, describe=_describe_rows,
         fallback_hint="make y = np.empty((T, d), dtype=x.dtype), then for s in range(0, T, chunk): "

@@ -126,11 +126,12 @@ def swiglu_ffn(x: np.ndarray, W_gate: np.ndarray, W_up: np.ndarray, W_down: np.n
 
 
 def _as_float(x, *params):
-    """x as an array, and params cast to its dtype: x's own if floating point, else float64 (or wider)."""
+    """x as an array, and params cast to its dtype: x's own if floating point, else float64 (or wider).
+    Array subclasses pass through (asanyarray): lesson 03's grader hands in a W1 that records its products."""
     x = np.asarray(x)
     if x.dtype.kind != "f":
         x = x.astype(np.result_type(x, *params, np.float64))
-    return x, [np.asarray(p, dtype=x.dtype) for p in params]
+    return x, [np.asanyarray(p, dtype=x.dtype) for p in params]
 
 
 def _elementwise(formula, z, out):

@@ -1,16 +1,14 @@
 """Measuring calls: the peak memory of one call (tracemalloc), and best times over interleaved rounds."""
 from __future__ import annotations
 
-import ctypes
 import math
 import time
 import tracemalloc
 from contextlib import contextmanager, nullcontext
-from functools import lru_cache
-from pathlib import Path
 from typing import Any, Callable, Hashable, Iterator
 
-import numpy as np
+import numpy  # noqa: F401  (loads the BLAS library that threadpoolctl finds and limits)
+from threadpoolctl import threadpool_info, threadpool_limits
 
 
 def peak_bytes(fn: Callable, *args: Any, **kwargs: Any) -> tuple[Any, int]:
@@ -33,47 +31,15 @@ def peak_bytes(fn: Callable, *args: Any, **kwargs: Any) -> tuple[Any, int]:
     return result, peak
 
 
-@lru_cache(maxsize=None)
-def _openblas() -> tuple[Callable, Callable] | None:
-    """(get_num_threads, set_num_threads) of the OpenBLAS library that NumPy's wheels bundle (Linux, Windows,
-    older macOS), or None where NumPy uses another library or it cannot be found."""
-    numpy_dir = Path(np.__file__).resolve().parent
-    for path in [*numpy_dir.parent.glob("numpy.libs/*openblas*"), *numpy_dir.glob(".dylibs/*openblas*")]:
-        try:
-            lib = ctypes.CDLL(str(path))  # already loaded by NumPy: this finds the same copy
-        except OSError:
-            continue
-        for prefix in ("scipy_", ""):
-            for suffix in ("64_", ""):
-                get = getattr(lib, f"{prefix}openblas_get_num_threads{suffix}", None)
-                put = getattr(lib, f"{prefix}openblas_set_num_threads{suffix}", None)
-                if get is not None and put is not None:
-                    get.restype, put.argtypes = ctypes.c_int, [ctypes.c_int]
-                    return get, put
-    return None
-
-
 def blas_threads() -> int | None:
-    """How many threads NumPy's matrix products may use now (None if the library is not OpenBLAS)."""
-    found = _openblas()
-    return None if found is None else found[0]()
+    """How many threads NumPy's matrix products may use now (None if no BLAS library is found)."""
+    counts = [info["num_threads"] for info in threadpool_info() if info.get("user_api") == "blas"]
+    return max(counts) if counts else None
 
 
-@contextmanager
-def one_blas_thread() -> Iterator[None]:
-    """Inside the block NumPy's matrix products run on one thread; afterwards as before. Where the library
-    cannot be found (see _openblas) nothing changes."""
-    found = _openblas()
-    if found is None:
-        yield
-        return
-    get, put = found
-    before = get()
-    put(1)
-    try:
-        yield
-    finally:
-        put(before)
+def one_blas_thread():
+    """A context manager: inside it NumPy's matrix products run on one thread; afterwards as before."""
+    return threadpool_limits(limits=1, user_api="blas")
 
 
 def best_times(calls: dict[Hashable, Callable[[], Any]], repeat: int = 7, min_run: float = 0.005,

@@ -370,7 +370,7 @@ def test_each_swiglu_hidden_mistake_is_named(mistake, capsys):
 
 @pytest.mark.parametrize("fn, phrases", [
     (lambda d, multiple_of=256: float(hidden_llama_style(d, multiple_of)),
-     ("returned 11008.0, a float; a layer's width must be an int",)),
+     ("returned the float 11008.0; the width is a whole number",)),
     (lambda d, multiple_of=256: 8 * d / 3, ("returned 10922.667, which is not a whole number",)),
     (lambda d, multiple_of: hidden_llama_style(d, multiple_of),
      ("d = 4096 with the default multiple_of: your function raised TypeError",)),

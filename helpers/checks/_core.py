@@ -197,6 +197,25 @@ def vector_problem(value: Any, length: int, length_hints: dict[int, str] | None 
     return None
 
 
+def int_problem(value: Any, what: str, float_hint: str, fraction_hint: str) -> str | None:
+    """Why `value` is not a whole number given as an int (a count, a width), or None when it is.
+
+    what names the quantity ("the number of parameters"); float_hint says how to turn a whole float into an
+    int; fraction_hint what a fraction suggests went wrong.
+    """
+    if value is None:
+        return "returned None. Did you forget the `return` statement at the end of your function?"
+    if isinstance(value, (bool, np.bool_)):
+        return f"returned {value}, a bool (a truth value); return {what} as an int"
+    if isinstance(value, (float, np.floating)):
+        if math.isfinite(value) and float(value).is_integer():
+            return f"returned the float {float(value):.1f}; {what} is a whole number: return an int ({float_hint})"
+        return f"returned {fmt(value, 8)}, which is not a whole number: {fraction_hint}"
+    if not isinstance(value, (int, np.integer)):
+        return f"returned {a_kind(value)} ({fmt(value)}); return one int, {what}"
+    return None
+
+
 def array_problem(value: Any, shape: tuple[int, ...], dtype: Any = None,
                   shape_hints: dict[tuple[int, ...], str] | None = None) -> str | None:
     """Why `value` is not a finite NumPy array of `shape` (and `dtype`, if given), or None when it is."""

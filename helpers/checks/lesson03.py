@@ -8,7 +8,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from helpers.checks._core import (a_kind, Case, Mistake, is_library_file, array_problem, check_function, close,
+from helpers.checks._core import (a_kind, int_problem, Case, Mistake, is_library_file, array_problem, check_function, close,
                                   fmt)
 from helpers.ffn import ffn, relu
 from helpers.measure import peak_bytes
@@ -221,18 +221,8 @@ def _count_cases() -> list[Case]:
 
 
 def _count_problem(value: Any, case: Case) -> str | None:
-    if value is None:
-        return "returned None. Did you forget the `return` statement?"
-    if isinstance(value, (bool, np.bool_)):
-        return f"returned {value}, a truth value; return the number of parameters"
-    if isinstance(value, (float, np.floating)):
-        if np.isfinite(value) and float(value).is_integer():
-            return (f"returned the float {float(value):.1f}; a count is a whole number: return an int "
-                    "(use // rather than /, or int(...))")
-        return f"returned {fmt(value)}, which is not a whole number; a parameter count is an int"
-    if not isinstance(value, (int, np.integer)):
-        return f"returned {fmt(value)} ({type(value).__name__}); return one int, the number of parameters"
-    return None
+    return int_problem(value, "the number of parameters", "use // rather than /, or int(...)",
+                       "a parameter count is an int")
 
 
 def _bias_signature_problem(fn: Callable) -> str | None:

@@ -7,7 +7,7 @@ import warnings
 import numpy as np
 from scipy import special
 
-from helpers.checks._core import a_kind, Case, Mistake, array_problem, check_function, close, fmt, run
+from helpers.checks._core import a_kind, int_problem, Case, Mistake, array_problem, check_function, close, fmt, run
 from helpers.ffn import gelu, gelu_tanh, relu, silu, swiglu_ffn
 from helpers.params import swiglu_hidden
 
@@ -324,19 +324,8 @@ _HIDDEN_MISTAKES = [
 
 
 def _width_problem(value, case) -> str | None:
-    if value is None:
-        return "returned None. Did you forget the `return` statement at the end of your function?"
-    if isinstance(value, (bool, np.bool_)):
-        return f"returned {value}, a bool; return the width as an int"
-    if isinstance(value, (float, np.floating)):
-        if math.isfinite(value) and float(value).is_integer():
-            return (f"returned {float(value)}, a float; a layer's width must be an int. Wrap the result in "
-                    "int(...) (math.ceil returns an int, np.ceil a float)")
-        return (f"returned {fmt(value, 8)}, which is not a whole number: truncate 2 * 4 * d / 3 with int(...) "
-                "and round it up to a multiple of multiple_of")
-    if not isinstance(value, (int, np.integer)):
-        return f"returned {a_kind(value)} ({fmt(value)}); return the width as an int"
-    return None
+    return int_problem(value, "the width", "wrap the result in int(...); math.ceil returns an int, np.ceil a float",
+                       "truncate 2 * 4 * d / 3 with int(...) and round it up to a multiple of multiple_of")
 
 
 def check_swiglu_hidden(fn) -> bool:

@@ -69,9 +69,14 @@ def hanging(graded, tmp_path_factory):
     """carol's notebook hangs after her first check: a batch of its own, with a short time limit."""
     base = graded["out"].parent
     submissions = tmp_path_factory.mktemp("hanging")
-    write(submissions / "carol" / "01_hand_trace.ipynb",
-          notebook(IMPORT, RIGHT, CHECK, "import time\ntime.sleep(600)", "check_firing_units(None)"))
+    carol = notebook(IMPORT, RIGHT, CHECK, "import time\ntime.sleep(600)", "check_firing_units(None)")
+    # A saved output from an earlier session: it must not appear in the executed copy, as the cell never ran.
+    carol.cells[-1].outputs = [nbformat.v4.new_output("stream", name="stdout", text="all 4 cases pass. Well done!")]
+    carol.cells[-1].execution_count = 7
+    write(submissions / "carol" / "01_hand_trace.ipynb", carol)
     _, rows, _ = grade.grade(submissions, base / "hang-grades", timeout=HANG_TIMEOUT, solutions=base / "solutions")
+    copy = nbformat.read(base / "hang-grades" / "carol" / "01_hand_trace.ipynb", as_version=4)
+    rows[0]["_last_cell"] = copy.cells[-1]
     return rows[0]
 
 
@@ -95,17 +100,17 @@ def test_passes_and_fails_are_the_checks_own_verdicts(graded):
 def test_a_cell_that_raises_is_noted_and_later_checks_still_run(graded):
     bob = graded["rows"]["bob"]
     assert bob["01:hand_trace"] == "fail" and bob["01:firing_units"] == "fail"
-    assert bob["notes"] == "01_hand_trace.ipynb: cell 3 raised NameError"   # cells counted as in Lab
+    assert bob["notes"] == "01_hand_trace.ipynb: cell 3 (undefined_name + 1) raised NameError"  # counted as in Lab
 
 
 def test_a_hanging_notebook_times_out_and_keeps_what_ran_before(hanging):
-    assert hanging["notes"] == f"01_hand_trace.ipynb: timed out after {HANG_TIMEOUT} s (in cell 5)"
+    assert hanging["notes"] == f"01_hand_trace.ipynb: timed out after {HANG_TIMEOUT} s (in cell 5: import time)"
     assert hanging["01:hand_trace"] == "pass" and hanging["01:firing_units"] == "not run"
 
 
 def test_a_dead_kernel_is_its_own_reason(graded):
     dave = graded["rows"]["dave"]
-    assert "the kernel died (in cell 3)" in dave["notes"]
+    assert "the kernel died (in cell 3: import os)" in dave["notes"]
     assert dave["01:hand_trace"] == "not run"
 
 
@@ -152,3 +157,8 @@ def test_lesson_from_file_name_then_metadata_then_the_checks_called():
 def test_command_line_refuses_a_missing_folder(tmp_path, capsys):
     assert grade.main([str(tmp_path / "nowhere")]) == 2
     assert "No such folder" in capsys.readouterr().err
+
+
+def test_cells_that_never_ran_keep_no_saved_outputs(hanging):
+    last = hanging["_last_cell"]
+    assert last.outputs == [] and last.execution_count is None

@@ -47,7 +47,7 @@ def test_hand_trace_names_the_slip(answer, named, capsys):
     (lambda: None, "returned None"),
     (lambda: ([4, -1], [4, 0]), "expected three lists"),
     (lambda: ([4, -1], [4, 0], [5, -1, 0]), "`y` is 3 numbers; expected 2"),
-    (lambda: ([4, -1], None, [4, -1]), "`h` is None"),
+    (lambda: ([4, -1], None, [5, -1]), "`h` is None: give h its two numbers before `return z, h, y`"),
     (lambda: 1 / 0, "raised ZeroDivisionError"),
     ("not a function", "expected a function"),
 ])

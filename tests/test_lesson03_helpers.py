@@ -129,7 +129,7 @@ def test_best_times_runs_every_call_and_reports_per_call_times():
     assert set(best) == {"fast", "slow"}
     assert counts["slow"] == 2 + 3                      # warm-up and sizing, then one per round (slow enough)
     assert counts["fast"] > 3 * 10                      # repeated within each run to last min_run
-    assert 0.003 <= best["slow"] < 0.05
+    assert 0.003 <= best["slow"] < 0.5                  # per call (3 ms of work), with room for a busy machine
     assert 0 < best["fast"] < best["slow"]
 
 

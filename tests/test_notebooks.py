@@ -88,5 +88,10 @@ def test_fresh_learner_notebook_says_not_implemented_at_each_check(path):
 
 
 @pytest.mark.parametrize("path", SOLUTIONS, ids=lambda p: p.name)
-def test_readme_lists_the_notebook(path):
-    assert path.name in (ROOT / "README.md").read_text(), f"README.md does not list {path.name}"
+def test_readme_lists_the_notebook_with_its_summary(path):
+    # The summary in the notebook's metadata (shown by `make html`) is README's "what you do" column.
+    summary = nbformat.read(path, as_version=4).metadata.get("ffn_course", {}).get("summary")
+    assert summary, f"{path.name} has no metadata.ffn_course.summary"
+    rows = [line for line in (ROOT / "README.md").read_text().splitlines() if line.startswith(f"| `{path.name}` |")]
+    assert rows, f"README.md does not list {path.name}"
+    assert rows[0].startswith(f"| `{path.name}` | {summary} | "), f"README's row for {path.name} differs from its summary"

@@ -136,6 +136,13 @@ def lesson_of(path: Path, nb: nbformat.NotebookNode | None, expected: dict[str, 
     return best if best and overlap[best] else None
 
 
+def _first_line(cell) -> str:
+    """A cell's first line of code, to say which cell a note is about (Jupyter shows no cell numbers)."""
+    lines = [line.strip() for line in cell.get("source", "").splitlines() if line.strip()]
+    first = lines[0] if lines else "(empty)"
+    return first if len(first) <= 50 else first[:47] + "..."
+
+
 def grade_notebook(learner: str, path: Path, submissions: Path, out: Path, expected: dict[str, list[str]],
                    timeout: float) -> Result:
     """Execute one notebook with the recorder in front; never raises."""
@@ -150,6 +157,9 @@ def grade_notebook(learner: str, path: Path, submissions: Path, out: Path, expec
         result.problems.append(f"not a valid notebook ({message[:160]})")
         return result
     result.lesson = lesson_of(path, nb, expected)
+    for cell in nb.cells:                        # the learner's saved outputs must not pass for this run's
+        if cell.cell_type == "code":
+            cell.outputs, cell.execution_count = [], None
     if result.lesson is None:
         result.problems.append("could not tell which lesson this is (name it like notebooks/NN_name.ipynb)")
     with tempfile.TemporaryDirectory(prefix="ffn-grade-") as scratch:
@@ -169,11 +179,13 @@ def grade_notebook(learner: str, path: Path, submissions: Path, out: Path, expec
         try:
             client.execute()
         except CellTimeoutError:
-            result.problems.append(f"timed out after {timeout:g} s (in cell {running['cell']})")
+            result.problems.append(f"timed out after {timeout:g} s (in cell {running['cell']}: "
+                                   f"{_first_line(nb.cells[running['cell']])})")
             nb.cells[running["cell"]].outputs = [o for o in nb.cells[running["cell"]].get("outputs", [])
                                                  if o.get("ename") != "KeyboardInterrupt"]  # from the stop
         except DeadKernelError:
-            result.problems.append(f"the kernel died (in cell {running['cell']})")
+            result.problems.append(f"the kernel died (in cell {running['cell']}: "
+                                   f"{_first_line(nb.cells[running['cell']])})")
         except Exception as error:
             result.problems.append(f"could not run: {type(error).__name__}: {str(error)[:160]}")
         calls = [json.loads(line) for line in record.read_text().splitlines()] if record.exists() else []
@@ -186,7 +198,7 @@ def grade_notebook(learner: str, path: Path, submissions: Path, out: Path, expec
     for number, cell in enumerate(nb.cells, start=1):
         for output in cell.get("outputs", []):
             if output.get("output_type") == "error":
-                result.problems.append(f"cell {number} raised {output.get('ename')}")
+                result.problems.append(f"cell {number} ({_first_line(cell)}) raised {output.get('ename')}")
     copy = out / learner / result.path
     copy.parent.mkdir(parents=True, exist_ok=True)
     nbformat.write(nb, copy)

@@ -375,6 +375,7 @@ def check_function(title: str, fn: Any, cases: Sequence[Case], reference: Callab
     outcomes: list[tuple[Outcome, Any]] = []
     failures: list[int] = []
     first_expected = None
+    last_message = None
     wrong_values = False  # a failure that a hint about the computation could help with
     for index, case in enumerate(cases):
         outcome = run(fn, case.args)
@@ -404,8 +405,10 @@ def check_function(title: str, fn: Any, cases: Sequence[Case], reference: Callab
         else:
             if not failures:
                 first_expected = expected
+            repeated = message == last_message  # the same words case after case only bury the verdict
+            last_message = message
             failures.append(index)
-            report.failed(case.name, message)
+            report.failed(case.name, "the same as above" if repeated else message)
     found = None
     if failures and mistakes:
         found = _diagnose(outcomes, cases, mistakes, validate, normalize, compare, failures[0], first_expected)

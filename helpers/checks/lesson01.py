@@ -49,6 +49,10 @@ def check_hand_trace(fn) -> bool:
     failed, wrong_values = [], False
     for part, meaning in (("z", "pre-activation z = W1 x + b1"), ("h", "hidden h = relu(z)"),
                           ("y", "output y = W2 h + b2")):
+        if got[part] is None:
+            report.failed(meaning, f"`{part}` is None: give {part} its two numbers before `return z, h, y`")
+            failed.append(part)
+            continue
         problem = vector_problem(got[part], 2)
         if problem:
             report.failed(meaning, f"`{part}` {problem.replace('returned', 'is', 1)}")

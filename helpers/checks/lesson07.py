@@ -153,6 +153,8 @@ def _route_problem(value, case):
         return f"returned {fmt(value)}; return two arrays, `experts, weights`, each of shape ({n}, k)"
     parts = {}
     for name, part in zip(("experts", "weights"), value):
+        if part is None:
+            return f"returned None as `{name}`; return both arrays, `experts, weights`"
         try:
             parts[name] = np.asarray(part, dtype=float)
         except (TypeError, ValueError):

@@ -35,6 +35,7 @@ import re
 import sys
 import tempfile
 import time
+import multiprocessing
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -222,7 +223,8 @@ def grade(submissions: Path, out: Path, timeout: float = 120, jobs: int = 1,
     tasks = [(learner, path, submissions, out, expected, timeout)
              for learner, paths in learners.items() for path in paths]
     if jobs > 1 and len(tasks) > 1:
-        with ProcessPoolExecutor(max_workers=jobs) as pool:
+        # spawn, not fork: forking a process that already runs threads (Jupyter's clients) can deadlock
+        with ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("spawn")) as pool:
             results = list(pool.map(_grade_task, tasks))
     else:
         results = [_grade_task(task) for task in tasks]

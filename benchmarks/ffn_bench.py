@@ -36,6 +36,7 @@ import tracemalloc
 import numpy as np
 from scipy import special
 
+from helpers import _blocks as blocks
 from helpers import ffn as lib
 
 T, D, D_FF = 1024, 768, 3072
@@ -171,7 +172,7 @@ def peak_memory(p):
 def describe_machine():
     threads = {k: os.environ[k] for k in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS") if k in os.environ}
     print(f"numpy {np.__version__} on {platform.machine()}, {os.cpu_count()} cores; activation threads "
-          f"{lib._n_threads()} ({', '.join(f'{k}={v}' for k, v in threads.items()) or 'no thread variables set'})")
+          f"{blocks.n_threads()} ({', '.join(f'{k}={v}' for k, v in threads.items()) or 'no thread variables set'})")
     coretype = {k: os.environ[k] for k in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE") if k in os.environ}
     if coretype:
         print(f"note: {coretype} is set, which makes OpenBLAS run an older, slower matmul kernel and so "

@@ -4,6 +4,7 @@ Each module holds one concern and imports nothing at import time beyond NumPy, S
 
 References (row-vector convention, x @ W, unless the module says otherwise):
     helpers.ffn            the NumPy FFN, activations (ReLU, GELU, GELU-tanh, SiLU), SwiGLU, mixture of experts
+                           (its speed machinery: helpers._blocks, and helpers._gelu32 for float32 GELU)
     helpers.flat           pure-Python matrices as flat row-major lists, and the FFN built from them (lesson 02)
     helpers.chunking       the FFN over a long sequence a chunk of tokens at a time (lesson 03)
     helpers.attention_min  a minimal single-head attention, for cost and token-mixing comparisons (lesson 03)

@@ -7,29 +7,26 @@ one token (d,), a sequence (T, d) or a batch (B, T, d).
 Written to be as fast and as lean as NumPy allows, because later lessons time and measure them:
 - The hidden activations (n, d_ff) are the biggest array in an FFN, so the bias and the activation update
   them in place (`h += b1`, an activation writing into `out=h`) instead of allocating a new array each step.
-- Activations work through their input in blocks of _BLOCK elements, so their temporaries (a few arrays
-  of 256 KiB in float32) stay in cache, never a second (n, d_ff) array. NumPy's matmuls use every core but its
-  element-wise functions use one, so the blocks are shared out over as many threads as the BLAS uses
-  (NumPy and SciPy release the GIL inside their loops). Small arrays are done in one go, on one thread.
+- Activations work through their input in cache-sized blocks shared by a few threads (helpers._blocks), so
+  their temporaries stay small: never a second (n, d_ff) array. Exact GELU on float32 has a float32 method of
+  its own (helpers._gelu32), several times faster than scipy's float64 ndtr.
 - The dtype of x is kept: float32 in, float32 out, whatever the dtype of the biases or weights (they are
   cast to x's dtype); float64 works too. Inputs that are not floating point (lists, ints) become float64.
 """
 from __future__ import annotations
 
-import math
-import os
-import threading
-from concurrent.futures import ThreadPoolExecutor
 from typing import Callable, Sequence
 
 import numpy as np
 from scipy import special
 
+from helpers._blocks import elementwise
+from helpers._gelu32 import gelu_float32
+
 SQRT_HALF = 0.7071067811865476      # 1 / sqrt(2), for Phi(z) = erfc(-z / sqrt(2)) / 2
 SQRT_2_OVER_PI = 0.7978845608028654  # sqrt(2 / pi), for the tanh approximation of GELU
 GELU_TANH_CUBIC = 0.044715
 
-_BLOCK = 1 << 16   # elements per block of an activation: 256 KiB of float32, cache-sized temporaries
 # Hidden units per block of SwiGLU's value path. Blocks of columns of W_up, not of rows of x: BLAS packs
 # each block of W_up once, where row blocks would repack all of W_up for every block (measured: 768 columns
 # cost about as much as one whole matmul, blocks of 256 rows half as much again). The block, (n, 768), is a
@@ -60,10 +57,10 @@ def gelu(z: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
     """
     def formula(z, out):
         if z.dtype == np.float32:
-            return _gelu_float32(z, out)
+            return gelu_float32(z, out)
         phi = special.ndtr(z)                   # Phi(z)
         return np.multiply(z, phi, out=out)     # z * Phi(z)
-    return _elementwise(formula, z, out)
+    return elementwise(formula, z, out)
 
 
 def gelu_tanh(z: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
@@ -79,7 +76,7 @@ def gelu_tanh(z: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
         t += 1.0
         t *= 0.5                                # (1 + tanh(...)) / 2
         return np.multiply(z, t, out=out)       # 0.5 z (1 + tanh(...))
-    return _elementwise(formula, z, out)
+    return elementwise(formula, z, out)
 
 
 def silu(z: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
@@ -93,82 +90,10 @@ def silu(z: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
             e = np.exp(-z)                      # e^-z, inf for very negative z
         e += 1.0                                # 1 + e^-z
         return np.divide(z, e, out=out)         # z / (1 + e^-z)
-    return _elementwise(formula, z, out)
+    return elementwise(formula, z, out)
 
 
 # ---------------------------------------------------------------- GELU in float32
-# For float32 input, Phi comes from float32 NumPy operations rather than ndtr (float64, about 14 ns an element).
-# Three steps:
-#
-# 1. Only the tail. With t = |z|: z Phi(z) = z H(z) - t Phi(-t), where H(z) is 1 for z >= 0 and 0 for z < 0,
-#    because Phi(z) = 1 - Phi(-z). The tail Phi(-t) <= 1/2 is computed to small relative error, never as
-#    1 - (a number close to 1), which loses relative accuracy as the tail shrinks and is 0 below z = -5.4.
-# 2. A table, made once from float64 values: Phi(-s) and lam(s) = phi(s) / Phi(-s) (phi the normal density;
-#    lam is the inverse Mills ratio) at s = 0, 1/256, 2/256, ..., 15. Beyond 15, Phi(-t) < 4e-51 is 0 in float32,
-#    so t is clamped to 15.
-# 3. A short step from the nearest table point s to t = s + e, |e| <= 1/512. The slope of log Phi(-t) at s is
-#    -lam and its curvature -lam (lam - s), so by Taylor's theorem
-#        Phi(-t) = Phi(-s) exp(-d),   d = e (lam + lam (lam - s) e / 2),
-#    within 3e-10 (relative) over [0, 15], and exp(-d), |d| < 0.03, is 1 - d + d^2/2 - d^3/6 + d^4/24 within
-#    2e-10. No step loses accuracy to cancellation (lam - s is small for large s, but so is its term), so
-#    float32 rounding alone sets the error: at most 2.9 ulps of GELU (benchmarks/gelu_float32_error.py).
-#
-# The table holds Phi(-s) 2^64 and the polynomial gives 2^-64 exp(-d), so that every intermediate value is a
-# normal float32 and only the last product can underflow, where GELU itself leaves float32's normal range.
-_TABLE_STEP = 256                                   # table points per unit of s
-_S = np.arange(15 * _TABLE_STEP + 1) / _TABLE_STEP  # 0, 1/256, ..., 15: 3841 points, exact in float64
-_TAIL = special.ndtr(-_S)                           # Phi(-s), float64, to about 1e-15 relative
-_TABLE_TAIL = (_TAIL * 2.0 ** 64).astype(np.float32)                                  # Phi(-s) 2^64
-_TABLE_LAM = (np.exp(-_S ** 2 / 2) / math.sqrt(2 * math.pi) / _TAIL).astype(np.float32)  # phi(s) / Phi(-s)
-_EXP_TAYLOR = np.float32([2.0 ** -64 * (-1) ** k / math.factorial(k) for k in range(5)])  # 2^-64 exp(-d)
-
-
-def _gelu_float32(z: np.ndarray, out: np.ndarray) -> np.ndarray:
-    """z Phi(z) for float32 z, written into out, by the three steps above."""
-    f32 = np.float32
-    # One allocation for the four float32 temporaries, not four: four arrays freed after every block let the C
-    # library return their memory to the system and fault it back in, page by page, for the next block
-    # (measured: more than twice the time).
-    t, s, e, work = np.empty((4,) + z.shape, np.float32)
-    row = np.empty(z.shape, np.intp)
-    with np.errstate(under="ignore"):           # z below -13.2: GELU underflows, gradually, to 0
-        np.abs(z, out=t)
-        s.fill(15)
-        np.minimum(t, s, out=t)                 # t = min(|z|, 15), nan stays nan (minimum is 3x faster with
-                                                # an array of 15s than with the number 15)
-        np.multiply(t, f32(_TABLE_STEP), out=s)
-        np.rint(s, out=s)
-        with np.errstate(invalid="ignore"):     # nan: a garbage row, clipped below; the result is nan anyway
-            np.copyto(work.view(np.int32), s, casting="unsafe")
-        np.copyto(row, work.view(np.int32))     # row of the nearest table point (via int32: 2x faster)
-        s *= f32(1 / _TABLE_STEP)               # s, the nearest table point
-        np.subtract(t, s, out=e)                # e = t - s, exactly
-        lam = np.take(_TABLE_LAM, row, mode="clip", out=work)
-        d = np.subtract(lam, s, out=s)          # lam - s
-        d *= lam
-        d *= e
-        d *= f32(0.5)
-        d += lam
-        d *= e                                  # d = e (lam + lam (lam - s) e / 2)
-        shrink = _horner(_EXP_TAYLOR, d, out=work)          # 2^-64 exp(-d)
-        tail = np.take(_TABLE_TAIL, row, mode="clip", out=d)  # 2^64 Phi(-s)
-        tail *= t
-        tail *= shrink                          # t Phi(-t)
-        np.multiply(z, z >= 0, out=out)         # z H(z): z, or 0 z = -0 (nan for -inf, as in -inf * Phi(-inf))
-        out -= tail                             # z H(z) - t Phi(-t)
-    return out
-
-
-def _horner(coefs: np.ndarray, x: np.ndarray, out: np.ndarray) -> np.ndarray:
-    """coefs[0] + coefs[1] x + ... + coefs[n] x^n by Horner's rule, into out."""
-    np.multiply(x, coefs[-1], out=out)
-    for c in coefs[-2:0:-1]:
-        out += c
-        out *= x
-    out += coefs[0]
-    return out
-
-
 # Activations above accept out=, so ffn can apply them in place on the hidden array (so can any NumPy ufunc).
 _IN_PLACE = (relu, gelu, gelu_tanh, silu)
 
@@ -217,72 +142,6 @@ def _as_float(x, *params):
     if x.dtype.kind != "f":
         x = x.astype(np.result_type(x, *params, np.float64))
     return x, [np.asanyarray(p, dtype=x.dtype) for p in params]
-
-
-def _elementwise(formula, z, out):
-    """formula(z, out) for an activation, done block by block on flat views, the blocks shared by threads.
-
-    formula(z_block, out_block) must write out_block from z_block alone (an element-wise function), so the
-    result is the same for any block size or thread count.
-    """
-    z = np.asarray(z)
-    if z.dtype.kind != "f":
-        z = z.astype(np.float64)
-    scalar = out is None and z.ndim == 0
-    if out is None:
-        out = np.empty_like(z)
-    elif np.may_share_memory(z, out) and not _same_view(z, out):
-        out[...] = _elementwise(formula, z, None)   # overlapping but not the same view: go via a copy
-        return out
-    if not (z.shape == out.shape and z.flags.c_contiguous and out.flags.c_contiguous):
-        formula(z, out)                         # strided or broadcast: one go, one temporary of z's size
-        return out
-    z_flat, out_flat = z.reshape(-1), out.reshape(-1)   # views, thanks to contiguity
-    blocks = iter(range(0, z_flat.size, _BLOCK))        # block starts, taken in turn by whichever thread
-    lock = threading.Lock()                             # is free, so a thread slowed down by another
-                                                        # program simply does fewer blocks
-    def work():
-        while True:
-            with lock:
-                start = next(blocks, None)
-            if start is None:
-                return
-            formula(z_flat[start:start + _BLOCK], out_flat[start:start + _BLOCK])
-
-    n_helpers = min(_n_threads(), -(-z_flat.size // _BLOCK)) - 1      # this thread works as well
-    helpers = [_pool().submit(work) for _ in range(n_helpers)]
-    try:
-        work()
-    finally:
-        for helper in helpers:
-            helper.result()                             # wait for it, and re-raise its error if any
-    return out[()] if scalar else out
-
-
-def _same_view(a, b):
-    """True when a and b are the same elements in the same order (in-place use such as gelu(h, out=h))."""
-    return (a.__array_interface__["data"][0] == b.__array_interface__["data"][0]
-            and a.shape == b.shape and a.strides == b.strides)
-
-
-def _n_threads() -> int:
-    """As many threads as NumPy's BLAS uses: OPENBLAS_NUM_THREADS or OMP_NUM_THREADS, else the usable cores."""
-    for name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS"):
-        value = os.environ.get(name, "")
-        if value.isdigit() and int(value) > 0:
-            return int(value)
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
-
-
-_pool_pid, _pool_executor = None, None   # made on first use, and again in a forked child process
-
-
-def _pool() -> ThreadPoolExecutor:
-    global _pool_pid, _pool_executor
-    if _pool_pid != os.getpid():
-        _pool_pid = os.getpid()
-        _pool_executor = ThreadPoolExecutor(max_workers=_n_threads(), thread_name_prefix="helpers.ffn")
-    return _pool_executor
 
 
 def softmax(z: np.ndarray, axis: int = -1) -> np.ndarray:

@@ -15,6 +15,8 @@ from decimal import Decimal, localcontext
 import numpy as np
 import pytest
 
+from helpers import _blocks as blocks
+from helpers import _gelu32 as gelu32
 from helpers import ffn as lib
 from helpers.ffn import ffn, gelu, gelu_tanh, relu, silu, softmax, swiglu_ffn
 
@@ -140,7 +142,7 @@ def test_gelu_float64_within_1e_7_of_60_digit_values_absolute_and_relative():
     assert rel_err.max() < 1e-13
 
 
-# float32 has a GELU of its own (helpers.ffn._gelu_float32: a table and a Taylor step, in float32 arithmetic),
+# float32 has a GELU of its own (helpers._gelu32.gelu_float32: a table and a Taylor step, in float32 arithmetic),
 # whose error, measured at every float32 in [-15, 15] by benchmarks/gelu_float32_error.py --exhaustive, is:
 GELU32_ULPS = 2.9           # at most this many ulps of the float32 result, wherever that is a normal float32
 GELU32_SUBNORMAL = 1.5      # below float32's normal range: at most this many smallest subnormals (2^-149) off
@@ -211,14 +213,14 @@ def test_gelu_float32_special_values_and_warnings_as_in_float64():
 
 
 def test_gelu_float32_table_holds_the_normal_tail_and_its_ratio_to_the_density():
-    s = np.arange(lib._TABLE_TAIL.size) / lib._TABLE_STEP
-    assert lib._TABLE_STEP == 256 and s[-1] == 15                   # s = 0, 1/256, ..., 15
+    s = np.arange(gelu32._TABLE_TAIL.size) / gelu32._TABLE_STEP
+    assert gelu32._TABLE_STEP == 256 and s[-1] == 15                   # s = 0, 1/256, ..., 15
     tail = np.array([0.5 * math.erfc(v / math.sqrt(2)) for v in s])  # Phi(-s)
     density = np.array([math.exp(-v * v / 2) / math.sqrt(2 * math.pi) for v in s])
     rounding = 2.0 ** -24 * (1 + 1e-6)                              # one float32 rounding of a float64 value
-    np.testing.assert_allclose(np.float64(lib._TABLE_TAIL) * 2.0 ** -64, tail, rtol=rounding, atol=0)
-    np.testing.assert_allclose(lib._TABLE_LAM, density / tail, rtol=rounding, atol=0)
-    assert lib._TABLE_TAIL.dtype == lib._TABLE_LAM.dtype == np.float32
+    np.testing.assert_allclose(np.float64(gelu32._TABLE_TAIL) * 2.0 ** -64, tail, rtol=rounding, atol=0)
+    np.testing.assert_allclose(gelu32._TABLE_LAM, density / tail, rtol=rounding, atol=0)
+    assert gelu32._TABLE_TAIL.dtype == gelu32._TABLE_LAM.dtype == np.float32
 
 
 def test_gelu_matches_math_erf_per_element():
@@ -327,8 +329,8 @@ def test_activation_with_overlapping_or_strided_out(act):
 @pytest.mark.parametrize("act", ACTIVATIONS, ids=lambda f: f.__name__)
 def test_overlapping_out_across_many_blocks(act, threads, monkeypatch):
     """out one element after the input: blocks written early must not be read later as input."""
-    monkeypatch.setattr(lib, "_BLOCK", 4)
-    monkeypatch.setattr(lib, "_n_threads", lambda: threads)
+    monkeypatch.setattr(blocks, "BLOCK", 4)
+    monkeypatch.setattr(blocks, "n_threads", lambda: threads)
     z = np.linspace(-4, 4, 50)
     expected = per_element(REFERENCES[act], z)
     for source, target in [(slice(None, -1), slice(1, None)), (slice(1, None), slice(None, -1))]:
@@ -340,8 +342,8 @@ def test_overlapping_out_across_many_blocks(act, threads, monkeypatch):
 @pytest.mark.parametrize("act", [gelu, gelu_tanh, silu], ids=lambda f: f.__name__)
 def test_blocks_and_threads_give_the_same_result(act, monkeypatch):
     """Many small blocks (the last one short) shared by three threads: the same values as one go."""
-    monkeypatch.setattr(lib, "_BLOCK", 7)
-    monkeypatch.setattr(lib, "_n_threads", lambda: 3)
+    monkeypatch.setattr(blocks, "BLOCK", 7)
+    monkeypatch.setattr(blocks, "n_threads", lambda: 3)
     z = np.random.default_rng(3).normal(0, 3, (11, 13)).astype(np.float32)
     kept = z.copy()
     np.testing.assert_allclose(act(z), per_element(REFERENCES[act], kept), rtol=4 * EPS32, atol=1e-6)
@@ -351,8 +353,8 @@ def test_blocks_and_threads_give_the_same_result(act, monkeypatch):
 
 
 def test_an_error_in_a_helper_thread_reaches_the_caller(monkeypatch):
-    monkeypatch.setattr(lib, "_BLOCK", 4)
-    monkeypatch.setattr(lib, "_n_threads", lambda: 3)
+    monkeypatch.setattr(blocks, "BLOCK", 4)
+    monkeypatch.setattr(blocks, "n_threads", lambda: 3)
 
     def formula(z, out):                    # fails in the helper threads only; the caller's thread is slow,
         if threading.current_thread() is threading.main_thread():   # so that the helpers get blocks
@@ -361,17 +363,17 @@ def test_an_error_in_a_helper_thread_reaches_the_caller(monkeypatch):
         raise ValueError("a block in a helper thread")
 
     with pytest.raises(ValueError, match="helper thread"):
-        lib._elementwise(formula, np.linspace(0, 1, 40), None)
+        blocks.elementwise(formula, np.linspace(0, 1, 40), None)
 
 
 def test_thread_count_follows_the_blas_setting(monkeypatch):
     monkeypatch.setenv("OPENBLAS_NUM_THREADS", "1")
-    assert lib._n_threads() == 1
+    assert blocks.n_threads() == 1
     monkeypatch.setenv("OPENBLAS_NUM_THREADS", "3")
-    assert lib._n_threads() == 3
+    assert blocks.n_threads() == 3
     monkeypatch.delenv("OPENBLAS_NUM_THREADS")
     monkeypatch.setenv("OMP_NUM_THREADS", "2")
-    assert lib._n_threads() == 2
+    assert blocks.n_threads() == 2
 
 
 # ---------------------------------------------------------------- ffn

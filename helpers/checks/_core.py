@@ -76,10 +76,10 @@ def _learner_frames(error: BaseException) -> list[tuple[Any, int]]:
             if not is_library_file(frame.f_code.co_filename)]
 
 
-def _learner_line(error: BaseException) -> str:
-    """Where in the learner's own code the exception came from, e.g. "line 4 of ffn_forward: `y[i] = ...`",
-    counting lines from the function's `def` (in a notebook that is what the learner sees)."""
-    frames = _learner_frames(error)
+def _learner_line(frames: list[tuple[Any, int]]) -> str:
+    """Where in the learner's own code (its frames, from _learner_frames) the exception came from, e.g.
+    "line 4 of ffn_forward: `y[i] = ...`", counting lines from the function's `def` (in a notebook that is
+    what the learner sees)."""
     if not frames:
         return ""
     code, lineno = frames[-1]
@@ -120,7 +120,8 @@ def run(fn: Callable, args: dict[str, Any]) -> Outcome:
     except BaseException as error:  # the learner's code may raise anything, even SystemExit
         if isinstance(error, KeyboardInterrupt):
             raise
-        return Outcome(error=error, where=_learner_line(error), learner_frames=len(_learner_frames(error)))
+        frames = _learner_frames(error)
+        return Outcome(error=error, where=_learner_line(frames), learner_frames=len(frames))
     mutated = [name for name in args if not _same(args[name], copies[name])]
     return Outcome(value=value, mutated=mutated)
 
@@ -298,13 +299,18 @@ class Report:
         return not n_failed
 
 
+def not_a_function(title: str, fn: Any) -> bool:
+    """Print why `fn` cannot be checked when it is not a function (usually its result was passed); False."""
+    print(f"{title}: expected a function but got {fmt(fn)} ({type(fn).__name__}). Pass the function itself, "
+          f"without calling it: check_{title}({title}), not check_{title}({title}(...)).")
+    return False
+
+
 def answer_of(report: Report, fn: Any) -> tuple[bool, Any]:
     """For exercises whose function takes no arguments and returns an answer: (True, answer), or
     (False, None) after printing why there is no answer (not a function, a stub, an exception)."""
     if not callable(fn):
-        print(f"{report.title}: expected a function but got {type(fn).__name__}. Pass {report.title} itself, "
-              f"without calling it: check_{report.title}({report.title}).")
-        return False, None
+        return not_a_function(report.title, fn), None
     outcome = run(fn, {})
     if outcome.not_implemented:
         report.not_implemented()
@@ -369,9 +375,7 @@ def check_function(title: str, fn: Any, cases: Sequence[Case], reference: Callab
     """
     report = Report(title, f"checking {len(cases)} cases")
     if not callable(fn):
-        print(f"{title}: expected a function but got {fmt(fn)} ({type(fn).__name__}). Pass the function "
-              "itself, without calling it: for example check_x(my_function), not check_x(my_function()).")
-        return False
+        return not_a_function(title, fn)
     outcomes: list[tuple[Outcome, Any]] = []
     failures: list[int] = []
     first_expected = None

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from helpers.checks._core import (a_kind, Case, Mistake, Report, answer_of, check_function, close, fmt,
+from helpers.checks._core import (Case, Mistake, Report, a_kind, answer_of, check_function, close, fmt,
                                   vector_problem)
 
 __all__ = ["check_hand_trace", "check_firing_units", "check_detector"]

@@ -8,18 +8,12 @@ from typing import Any, Callable
 
 import numpy as np
 
-from helpers.checks._core import (a_kind, int_problem, Case, Mistake, is_library_file, array_problem, check_function, close,
-                                  fmt)
+from helpers.checks._core import (Case, Mistake, a_kind, array_problem, check_function, close, fmt,
+                                  int_problem, is_library_file, not_a_function)
 from helpers.ffn import ffn, relu
 from helpers.measure import peak_bytes
 
 __all__ = ["check_ffn_batched", "check_count_ffn_params", "check_ffn_chunked"]
-
-
-def _not_a_function(title: str, fn: Any) -> bool:
-    print(f"{title}: expected a function but got {fmt(fn)} ({type(fn).__name__}). Pass the function itself, "
-          f"without calling it: check_{title}({title}), not check_{title}({title}(...)).")
-    return False
 
 
 def _dyadic(rng: np.random.Generator, shape: tuple[int, ...], step: float, dtype=np.float64) -> np.ndarray:
@@ -161,7 +155,7 @@ def _per_token_note(fn: Callable) -> str | None:
 def check_ffn_batched(fn) -> bool:
     """Grade `ffn_batched(x, W1, b1, W2, b2)`: relu(x @ W1 + b1) @ W2 + b2 for x of shape (T, d)."""
     if not callable(fn):
-        return _not_a_function("ffn_batched", fn)
+        return not_a_function("ffn_batched", fn)
     ok = check_function(
         "ffn_batched", fn, _batched_cases(), _reference_batched, _ffn_array_problem, _BATCHED_MISTAKES,
         describe=_describe_rows,
@@ -248,7 +242,7 @@ def _bias_signature_problem(fn: Callable) -> str | None:
 def check_count_ffn_params(fn) -> bool:
     """Grade `count_ffn_params(d, d_ff, bias=True)`: the number of parameters in W1, b1, W2 and b2."""
     if not callable(fn):
-        return _not_a_function("count_ffn_params", fn)
+        return not_a_function("count_ffn_params", fn)
     problem = _bias_signature_problem(fn)
     if problem:
         print(f"count_ffn_params: {problem}")
@@ -465,7 +459,7 @@ _CHUNKED_MISTAKES = [
 def check_ffn_chunked(fn) -> bool:
     """Grade `ffn_chunked(x, W1, b1, W2, b2, chunk)`: ffn's numbers, computed `chunk` tokens at a time."""
     if not callable(fn):
-        return _not_a_function("ffn_chunked", fn)
+        return not_a_function("ffn_chunked", fn)
     explained: set = set()  # kinds of chunking slip already explained in full, for this check only
     return check_function(
         "ffn_chunked", _measured(fn), _chunked_cases(), _reference_chunked,

@@ -7,7 +7,8 @@ import warnings
 import numpy as np
 from scipy import special
 
-from helpers.checks._core import a_kind, int_problem, Case, Mistake, array_problem, check_function, close, fmt, run
+from helpers.checks._core import (Case, Mistake, a_kind, array_problem, check_function, close, fmt,
+                                  int_problem, run)
 from helpers.ffn import gelu, gelu_tanh, relu, silu, swiglu_ffn
 from helpers.params import swiglu_hidden
 

@@ -6,7 +6,8 @@ from typing import Any
 import numpy as np
 
 from helpers.and_not import INPUTS, TARGET
-from helpers.checks._core import a_kind, Case, Mistake, Report, check_function, close, fmt, plural, run
+from helpers.checks._core import (Case, Mistake, Report, a_kind, check_function, close, fmt, not_a_function,
+                                  plural, run)
 
 __all__ = ["check_collapse", "check_residual_collapse", "check_detector_weights"]
 
@@ -303,9 +304,7 @@ def check_detector_weights(fn) -> bool:
     outputs exactly 1 for (A, B, C) = (1, 1, 0) and exactly 0 for the other seven binary inputs."""
     title = "detector_weights"
     if not callable(fn):
-        print(f"{title}: expected a function but got {fmt(fn)} ({type(fn).__name__}). Pass detector_weights "
-              "itself, without ().")
-        return False
+        return not_a_function(title, fn)
     report = Report(title)
     outcome = run(fn, {})
     if outcome.not_implemented:

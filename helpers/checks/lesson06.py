@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from helpers.checks._core import (a_kind, Case, Mistake, Outcome, Report, check_function, close, fmt, run,
-                                  vector_problem)
+from helpers.checks._core import (Case, Mistake, Outcome, Report, a_kind, check_function, close, fmt,
+                                  not_a_function, run, vector_problem)
 from helpers.ffn import relu
 from helpers.kv_memory import THETA, build_memory
 from helpers.kv_memory import ffn_as_sum as _reference_sum
@@ -332,9 +332,7 @@ def check_store_fact(fn) -> bool:
     title = "store_fact"
     cases = _store_cases()
     if not callable(fn):
-        print(f"{title}: expected a function but got {fmt(fn)} ({type(fn).__name__}). Pass the function "
-              "itself, without calling it: check_store_fact(store_fact).")
-        return False
+        return not_a_function(title, fn)
     report = Report(title, f"checking {len(cases)} cases: the new fact is recalled and every old fact still is")
     results: list[tuple[Outcome, np.ndarray | None]] = []
     failures = []

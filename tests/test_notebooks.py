@@ -11,7 +11,7 @@ sys.path.insert(0, str(ROOT / "tools"))
 import notebooks as nbtool  # noqa: E402  (tools/ is a folder of scripts, not a package)
 
 SOLUTIONS = sorted((ROOT / "solutions").glob("*.ipynb"))
-CHECK_CALL = re.compile(r"^\s*check_\w+\(", re.MULTILINE)
+CHECK_CALL = nbtool.CHECK_CALL
 
 
 def code_cells(path):

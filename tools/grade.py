@@ -34,8 +34,8 @@ import json
 import re
 import sys
 import tempfile
-import time
 import multiprocessing
+import time
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -44,8 +44,9 @@ import nbformat
 from nbclient import NotebookClient
 from nbclient.exceptions import CellTimeoutError, DeadKernelError
 
+from notebooks import CHECK_CALL  # tools/notebooks.py: what a check call looks like
+
 ROOT = Path(__file__).resolve().parent.parent
-CHECK_CALL = re.compile(r"^\s*(check_\w+)\(", re.MULTILINE)
 PASS, FAIL, NOT_RUN, ABSENT = "pass", "fail", "not run", ""
 
 # Runs before the learner's first cell: every check records its verdict, one JSON line per call.

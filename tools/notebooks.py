@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import re
 import shutil
 import sys
 import time
@@ -30,6 +31,9 @@ NOTEBOOKS = ROOT / "notebooks"
 BACKUPS = ROOT / "backups"
 
 BEGIN = "### BEGIN SOLUTION"
+# A cell line that grades an exercise: `check_<exercise>(...)` at the start of a line. tools/grade.py records
+# these calls, and tests/test_notebooks.py requires one after every exercise.
+CHECK_CALL = re.compile(r"^\s*(check_\w+)\(", re.MULTILINE)
 END = "### END SOLUTION"
 STUB = ["# YOUR CODE HERE", 'raise NotImplementedError("your code here")']
 META_KEY = "ffn_course"

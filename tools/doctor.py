@@ -25,7 +25,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from check_python import SUPPORTED  # noqa: E402
+from check_python import SUPPORTED, problem  # noqa: E402
 
 REINSTALL = ".venv/bin/python -m pip install -r requirements.txt   (or delete .venv/.installed and run make lab)"
 EDITABLE = ".venv/bin/python -m pip install --no-deps -e .   (run it in this folder)"
@@ -109,7 +109,7 @@ def python_result(version, venv_python: str) -> Result:
     (lo_major, lo_minor), (hi_major, hi_minor) = SUPPORTED
     have = ".".join(map(str, version))
     supported = f"{lo_major}.{lo_minor} to {hi_major}.{hi_minor}"
-    if (lo_major, lo_minor) <= tuple(version[:2]) <= (hi_major, hi_minor):
+    if problem(version) is None:  # the same rule the Makefile applies before it builds .venv
         return Result(True, f"Python {have} in {venv_python} (the course supports {supported})")
     return Result(False, f"Python {have} in {venv_python}; the course supports {supported}",
                   f"rm -rf .venv && make PYTHON=python3.{hi_minor} lab   (or another supported python3.X)")

@@ -150,6 +150,17 @@ def softmax(z: np.ndarray, axis: int = -1) -> np.ndarray:
     return e / e.sum(axis=axis, keepdims=True)
 
 
+def route(logits: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """Each token's k experts with the largest logits (best first) and their weights.
+
+    logits is (n, n_experts). Returns experts, an (n, k) array of indices, and weights, the (n, k) softmax
+    of those k logits, which sum to 1 on every row. Ties go to the lower expert index (a stable sort).
+    """
+    experts = np.argsort(-logits, axis=-1, kind="stable")[:, :k]      # (n, k) expert indices, best first
+    weights = softmax(np.take_along_axis(logits, experts, axis=-1))    # (n, k) each row sums to 1
+    return experts, weights
+
+
 def moe_ffn(x: np.ndarray, W_router: np.ndarray, experts: Sequence[Callable[[np.ndarray], np.ndarray]],
             k: int = 2) -> np.ndarray:
     """Mixture of experts: each token goes to the k experts with the largest router logits.
@@ -172,8 +183,7 @@ def moe_ffn(x: np.ndarray, W_router: np.ndarray, experts: Sequence[Callable[[np.
     x = np.asarray(x)
     tokens_in = x.reshape(-1, x.shape[-1])                            # (n, d) every token a row
     logits = tokens_in @ W_router                                     # (n, n_experts)
-    chosen = np.argsort(-logits, axis=-1, kind="stable")[:, :k]       # (n, k) expert indices, best first
-    weights = softmax(np.take_along_axis(logits, chosen, axis=-1))    # (n, k) each row sums to 1
+    chosen, weights = route(logits, k)                                # (n, k) experts and their weights
     y = np.zeros(tokens_in.shape, np.result_type(x.dtype, np.float32))  # (n, d) x's dtype if float
     for e, expert in enumerate(experts):
         rows, slot = np.nonzero(chosen == e)                          # a token picks e at most once

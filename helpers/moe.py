@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from helpers.ffn import softmax, swiglu_ffn
+from helpers.ffn import route, softmax, swiglu_ffn  # route, the router's choice, is shared with moe_ffn
 
 
 @dataclass(eq=False)
@@ -42,17 +42,6 @@ def make_experts(rng: np.random.Generator, n_experts: int, d: int, d_ff: int,
     def draw(rows, cols):
         return (rng.standard_normal((rows, cols)) / math.sqrt(rows)).astype(dtype)
     return [SwiGLUExpert(draw(d, d_ff), draw(d, d_ff), draw(d_ff, d)) for _ in range(n_experts)]
-
-
-def route(logits: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
-    """Each token's k experts with the largest logits (best first) and their weights.
-
-    logits is (n, n_experts). Returns experts, an (n, k) array of indices, and weights, the (n, k) softmax
-    of those k logits, which sum to 1 on every row. Ties go to the lower expert index, as in moe_ffn.
-    """
-    experts = np.argsort(-logits, axis=-1, kind="stable")[:, :k]      # (n, k)
-    weights = softmax(np.take_along_axis(logits, experts, axis=-1))    # (n, k)
-    return experts, weights
 
 
 def expert_load(experts: np.ndarray, n_experts: int) -> np.ndarray:

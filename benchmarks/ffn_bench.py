@@ -38,6 +38,7 @@ from scipy import special
 
 from helpers import _blocks as blocks
 from helpers import ffn as lib
+from helpers.measure import peak_bytes
 
 T, D, D_FF = 1024, 768, 3072
 DTYPE = np.float32
@@ -147,12 +148,7 @@ def quartiles(values):
 def traced_peak(fn):
     """Bytes tracemalloc saw allocated at the worst moment of one call, above what was allocated before."""
     gc.collect()
-    tracemalloc.reset_peak()
-    before = tracemalloc.get_traced_memory()[0]
-    result = fn()
-    peak = tracemalloc.get_traced_memory()[1] - before
-    del result
-    return peak
+    return peak_bytes(fn)[1]
 
 
 def peak_memory(p):

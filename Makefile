@@ -19,7 +19,7 @@ JOBS    ?= 1
 help:
 	@echo "make lab        start JupyterLab on notebooks/ (sets up .venv the first time)"
 	@echo "make test       run every test: helpers, graders, nbval on solutions/ and notebooks/"
-	@echo "make notebooks  regenerate notebooks/ from solutions/ (FORCE=1 backs up edited ones first)"
+	@echo "make notebooks  regenerate changed notebooks/ from solutions/ (RERUN=1: all; FORCE=1 backs up edited ones)"
 	@echo "make solutions  re-execute solutions/ in place to refresh stored outputs"
 	@echo "make bench      time the reference FFNs against their bare matmuls (ratios, not part of make test)"
 	@echo "make lock       re-resolve requirements.in into the pinned requirements.txt"
@@ -50,7 +50,7 @@ nbval: $(STAMP)
 	$(PY) -m pytest $(PYTEST_NB) solutions notebooks
 
 notebooks: $(STAMP)
-	$(PY) tools/notebooks.py generate $(if $(FORCE),--force,)
+	$(PY) tools/notebooks.py generate $(if $(FORCE),--force,) $(if $(RERUN),--rerun,)
 
 solutions: $(STAMP)
 	$(PY) tools/notebooks.py execute

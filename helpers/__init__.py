@@ -24,6 +24,10 @@ Figures:
     helpers.explorer       the interactive 4 -> 8 -> 4 explorer (ipywidgets), with a still picture fallback
     helpers.plot_flat, plot_cost, plot_activations, plot_regions, plot_memory, plot_moe, plot_block
                            each lesson's figures (02, 03, 04, 05, 06, 07, 07)
-Graders:
-    helpers.checks         one grader per exercise: check_<exercise>(your_function) -> bool
+Figures:  (continued)
+    helpers.figures        show(fig, alt=...): a figure with its takeaway as alt text, in JupyterLab and on the site
+Graders, quizzes and progress:
+    helpers.checks         one grader per exercise: check_<exercise>(your_function) -> Verdict (truthy on a pass)
+    helpers.quiz           "Check your understanding" questions (each lesson's in helpers.quizzes.lessonNN)
+    helpers.progress       a learner's checks and quiz answers, recorded in their workspace (work/)
 """

@@ -356,7 +356,7 @@ def rows_only(f, a, eps):
 def test_numerical_gradient_names_the_mistake(fn, name, capsys):
     assert not check_numerical_gradient(fn)
     out = capsys.readouterr().out
-    assert f"{name}" in out and ("Likely mistake" in out or "Possibly" in out), out
+    assert named(out, name), out
 
 
 @pytest.mark.parametrize("fn, message", [
@@ -399,8 +399,10 @@ def gelu_backward_stats(z, dh):
 
 
 @pytest.mark.parametrize("fn", [gelu_backward_scipy, gelu_backward_erf_loop, gelu_backward_stats])
-def test_gelu_backward_accepts_right_answers(fn, capsys):
+def test_gelu_backward_accepts_right_answers(fn, capsys, monkeypatch):
     assert check_gelu_backward(fn), capsys.readouterr().out
+    monkeypatch.setenv(GRADING_ENV, "1")
+    assert check_gelu_backward(fn).hidden == 1
 
 
 @pytest.mark.parametrize("fn, name", [

@@ -342,8 +342,11 @@ def main(argv: list[str] | None = None) -> int:
         else:
             print(NOT_STARTED)
         return 0
-    print(f"Your progress in {args.work}:")
-    print(report(args.work, lesson_number(args.lesson)))
+    try:
+        print(f"Your progress in {args.work}:")
+        print(report(args.work, lesson_number(args.lesson)))
+    except BrokenPipeError:          # `make progress | head`: the reader has seen enough
+        sys.stderr.close()
     return 0
 
 

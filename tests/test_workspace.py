@@ -506,6 +506,8 @@ def test_make_lab_serves_work_and_creates_it_first_and_make_test_never_reads_it(
     create = lab.index("tools/workspace.py create --work work")
     assert create < lab.index("jupyter lab") and "--ServerApp.root_dir=work " in lab
     assert "--ServerApp.ip=127.0.0.1" in lab and "/lab/tree/01_hand_trace.ipynb" in lab
+    update = subprocess.run(["make", "-n", "update"], cwd=ROOT, capture_output=True, text=True).stdout
+    assert "tools/workspace.py update --work work" in update and "git" not in update.split()
     for target in ("test", "unit", "nbval"):
         recipe = subprocess.run(["make", "-n", target], cwd=ROOT, capture_output=True, text=True).stdout
         assert "work" not in recipe.split(), recipe

@@ -515,3 +515,20 @@ def test_make_lab_serves_work_and_creates_it_first_and_make_test_never_reads_it(
     testpaths = json.dumps(__import__("tomllib").loads((ROOT / "pyproject.toml").read_text())
                            ["tool"]["pytest"]["ini_options"]["testpaths"])
     assert "work" not in testpaths
+
+
+def test_a_lesson_saved_again_while_update_runs_is_left_alone(course, monkeypatch):
+    """JupyterLab may save the lesson between make update's read and its write: that file is not touched."""
+    source, work = course
+    learner_edits(work / "01_tiny.ipynb", ex1=MY_DOUBLE)
+    publish(source, EDITION_2)
+    real_merge = workspace.merge
+
+    def merge_while_saving(mine, new, name):
+        learner_edits(work / "01_tiny.ipynb", ex1=MY_DOUBLE + "\n# saved meanwhile")
+        return real_merge(mine, new, name)
+    monkeypatch.setattr(workspace, "merge", merge_while_saving)
+    report = workspace.update(work, source)
+    assert report.failed and "changed while make update ran" in report.text()
+    assert cell(read(work / "01_tiny.ipynb"), "ex1").source.endswith("# saved meanwhile")
+    assert not list((work / workspace.BACKUPS).glob("*/01_tiny.ipynb")), "no backup of a file left alone"

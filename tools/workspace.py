@@ -67,10 +67,10 @@ def is_lesson(name: str) -> bool:
     return name.endswith(".ipynb")
 
 
-def read_notebook_json(path: Path) -> tuple[dict | None, str]:
-    """The notebook as JSON, or None and what is wrong with it."""
+def read_notebook_json(path: Path, content: bytes | None = None) -> tuple[dict | None, str]:
+    """The notebook as JSON (read from `path`, or given as `content`), or None and what is wrong with it."""
     try:
-        data = json.loads(path.read_bytes().decode("utf-8"))
+        data = json.loads((path.read_bytes() if content is None else content).decode("utf-8"))
     except OSError as error:
         return None, f"it cannot be read ({error.strerror or error})"
     except (UnicodeDecodeError, ValueError) as error:
@@ -288,7 +288,9 @@ class Backup:
     def __init__(self, work: Path):
         self.work, self.folder = work, None
 
-    def save(self, path: Path) -> Path:
+    def save(self, path: Path, expected: bytes) -> Path:
+        """Copy `path` into the backup folder, checking that the copy holds `expected`, the bytes the update
+        read (a file saved again meanwhile, e.g. by JupyterLab, stops the update of that file)."""
         if self.folder is None:
             stamp, n = time.strftime("%Y%m%d-%H%M%S"), 1
             folder = self.work / BACKUPS / stamp
@@ -299,8 +301,9 @@ class Backup:
             self.folder = folder
         target = self.folder / path.name
         shutil.copy2(path, target)
-        if target.read_bytes() != path.read_bytes():
-            raise OSError(f"the backup {target} differs from {path}")
+        if target.read_bytes() != expected:
+            target.unlink()
+            raise OSError(f"{path.name} changed while make update ran; run make update again")
         return target
 
 
@@ -345,7 +348,7 @@ def update_file(target: Path, new: Path, marker: dict, backup: Backup, report: R
         report.add("current", name)
         return
     if marker["files"].get(name) == file_sha(target):          # as copied: the learner never changed it
-        saved = backup.save(target)
+        saved = backup.save(target, target.read_bytes())
         copy_in(new, target)
         marker["files"][name] = file_sha(target)
         report.add("updated", name, f"the course's new version (yours was unchanged; backup {shown(saved)})")
@@ -360,7 +363,8 @@ def update_lesson(target: Path, new_path: Path, backup: Backup, report: Report) 
         copy_in(new_path, target)
         report.add("new", name, "a new lesson, copied in")
         return
-    mine_json, problem = read_notebook_json(target)
+    original = target.read_bytes()
+    mine_json, problem = read_notebook_json(target, original)
     if mine_json is None:
         report.failed = True
         report.add("PROBLEM", name, f"{problem}. Left as it is: fix it, or move it aside and run `make update` "
@@ -379,16 +383,16 @@ def update_lesson(target: Path, new_path: Path, backup: Backup, report: Report) 
         return
 
     import nbformat  # from here on: .venv (make update runs there)
-    mine = nbformat.reads(target.read_text(encoding="utf-8"), as_version=4)
+    mine = nbformat.reads(original.decode("utf-8"), as_version=4)
     new = nbformat.reads(new_path.read_text(encoding="utf-8"), as_version=4)
     if not learner_changed(mine):
-        saved = backup.save(target)
+        saved = backup.save(target, original)
         copy_in(new_path, target)
         report.add("updated", name, f"the new edition (you had not changed it; backup {shown(saved)})")
         return
     merged, notes = merge(mine, new, name)
     nbformat.validate(merged)
-    saved = backup.save(target)
+    saved = backup.save(target, original)
     text = nbformat.writes(merged)
     write_atomically(target, (text if text.endswith("\n") else text + "\n").encode("utf-8"))
     report.add("merged", name, f"your changes kept, the course's brought in (backup {shown(saved)})", notes)

@@ -117,6 +117,10 @@ def snapshot(folder):
     return {p.relative_to(folder): p.read_bytes() for p in folder.rglob("*") if p.is_file()}
 
 
+def test_the_metadata_key_is_that_of_tools_notebooks():
+    assert workspace.META_KEY == nbtool.META_KEY
+
+
 # ---- make lab: create --------------------------------------------------------------------------------------
 def test_create_copies_the_learner_edition_and_marks_the_workspace(course):
     source, work = course

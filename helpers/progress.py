@@ -48,7 +48,7 @@ OUTSIDE = ("Your progress is recorded when you work in work/ (make lab opens it)
 NOT_STARTED = ("You have not started yet: no work/ folder here. Run `make lab`: it creates work/, your own "
                "copy of the lessons, and opens lesson 01. Checks and quiz answers you run there are recorded, "
                "and `make progress` then shows them.")
-# The same patterns as tools/notebooks.py (CHECK_CALL, EXERCISE_HEADING); tests/test_progress.py keeps them equal.
+# What a check call and an exercise's title look like in a notebook (tools/notebooks.py imports these).
 CHECK_CALL = re.compile(r"^\s*(check_\w+)\(", re.MULTILINE)
 EXERCISE_HEADING = re.compile(r"^#+\s*(Exercise\b.*)$", re.MULTILINE)
 

@@ -53,7 +53,9 @@ def test_two_kernels_appending_at_once_never_mix_their_lines(tmp_path):
     writers = [subprocess.Popen([sys.executable, "-c", APPEND, name, str(n), str(tmp_path)], env=LEARNER_ENV)
                for name in ("a", "b")]
     assert [w.wait(timeout=120) for w in writers] == [0, 0]
-    records = [json.loads(line) for line in lines_of(tmp_path)]          # every line parses
+    # Every line parses. (A writer that checks for a cut last line while the other's append is landing may
+    # start a fresh line needlessly: an empty line, which readers skip.)
+    records = [json.loads(line) for line in lines_of(tmp_path) if line.strip()]
     assert len(records) == 2 * n
     assert sorted(r["item"] for r in records) == ["ffn_forward_a"] * n + ["ffn_forward_b"] * n
     assert len(progress.entries(tmp_path)) == 2 * n
@@ -146,12 +148,6 @@ def test_the_course_lists_every_lesson_with_its_check_calls_in_order():
                           if m.removeprefix("check_") not in calls]
         assert [i.id for i in lesson.items if i.kind == "check"] == calls and calls
         assert all(i.label.startswith("Exercise ") for i in lesson.items if i.kind == "check"), lesson.items
-
-
-def test_the_patterns_are_those_of_tools_notebooks():
-    assert progress.CHECK_CALL.pattern == nbtool.CHECK_CALL.pattern
-    assert progress.CHECK_CALL.flags == nbtool.CHECK_CALL.flags
-    assert progress.EXERCISE_HEADING.pattern == nbtool.EXERCISE_HEADING.pattern
 
 
 def test_the_table_shows_each_latest_verdict_the_named_mistake_and_done_over_total(work, quizzes, monkeypatch):

@@ -303,10 +303,15 @@ _FIRING_MISTAKES = [
             "Compare the pre-activation itself with 0: a unit with z = 0.0004 fires, however small z is. Round "
             "only what you print.",
             lambda x, W1, b1: [k for k, v in enumerate(np.round(_pre(x, W1, b1), 2)) if v > 0]),
-    Mistake("`@` used on lists", "The inputs may arrive as plain Python lists, and `@` does not multiply lists: "
-            "turn them into arrays first, for example `np.asarray(x)`.",
-            lambda x, W1, b1: [k for k, v in enumerate(x @ W1 + b1) if v > 0]),
+    Mistake("d_ff taken as len(W1), which is d",
+            "W1 has shape (d, d_ff): len(W1) counts its rows, one per input number. The units are its columns: "
+            "there are len(b1) of them (or len(W1[0])).",
+            lambda x, W1, b1: [k for k in range(len(W1)) if sum(x[i] * W1[i][k] for i in range(len(x))) + b1[k] > 0]),
 ]
+
+_ARRAYS_NAME = "the inputs used as NumPy arrays, but they may arrive as lists"
+_ARRAYS_FIX = ("Plain Python lists have no `@`, `.shape` or `.T`: turn each input into an array first, for "
+               "example `x = np.asarray(x, dtype=float)`. Your function is right once it gets arrays.")
 
 _ROWS_NAME = "W1 read by rows"
 _ROWS_FIX = ("W1 has shape (d, d_ff) and unit k's pattern is its column k, W1[:, k]: the pre-activations are "
@@ -332,6 +337,17 @@ def _reads_w1_by_rows(fn, cases) -> bool:
         if _as_sorted_ints(outcome.value) != _reference_firing(x, W1, b1):
             return False
     return True
+
+
+def _needs_arrays(fn, cases) -> bool:
+    """Whether fn fails on some case but is right on every case once the inputs are handed over as arrays."""
+    as_arrays = [{name: np.asarray(value, dtype=float) for name, value in case.args.items()} for case in cases]
+    outcomes = [run(fn, args) for args in as_arrays]
+    if not all(not o.raised and _indices_problem(o.value, case) is None
+               and _as_sorted_ints(o.value) == _reference_firing(*case.args.values())
+               for o, case in zip(outcomes, cases)):
+        return False
+    return any(run(fn, case.args).raised for case in cases)
 
 
 def _firing_cases():
@@ -413,8 +429,12 @@ def check_firing_units(fn) -> bool:
     """Grade `firing_units(x, W1, b1)`: the indices of the hidden units with positive pre-activation."""
     cases = _firing_cases()
     mistakes = list(_FIRING_MISTAKES)
+    # Probes: mistakes recognised by what the learner's own function does on changed inputs, whatever its form
+    # (W1 @ x, np.dot, a loop). When a probe fits, the learner's function is its own mutant.
     if callable(fn) and _reads_w1_by_rows(fn, cases):
-        mistakes.insert(0, Mistake(_ROWS_NAME, _ROWS_FIX, fn))  # the learner's own function is the mutant
+        mistakes.insert(0, Mistake(_ROWS_NAME, _ROWS_FIX, fn))
+    elif callable(fn) and _needs_arrays(fn, cases):
+        mistakes.insert(0, Mistake(_ARRAYS_NAME, _ARRAYS_FIX, fn))
     return check_function(
         "firing_units", fn, cases, _reference_firing, _indices_problem, mistakes,
         compare=lambda got, expected: got == list(expected), normalize=_as_sorted_ints,
@@ -524,6 +544,8 @@ def check_detector(fn, reveal: bool = False) -> bool:
               "Keep the line `return w, b`.")
         return False
     w, b = value
+    if isinstance(b, np.ndarray) and b.ndim == 0:
+        b = b[()]                                    # a 0-d array, e.g. from np.float64 arithmetic: one number
     if _number(w) and vector_problem(b, 2) is None:
         print(f"{title}: got w = {fmt(w)} and b = {fmt(b)}: the order is (w, b), the pattern of two numbers "
               "first and then the bias. Keep the line `return w, b`.")

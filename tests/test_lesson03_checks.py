@@ -568,17 +568,17 @@ CHUNKING_SLIPS = {"whole": "went through at once", "split": "np.array_split(x, c
 
 
 @pytest.mark.parametrize("fn, kind, failed, also", [
-    (chunked_whole_sequence, "whole", 5, set()),
-    (chunked_array_split_into_chunk_pieces, "split", 6, {"whole"}),   # array_split(x, 1) is the whole sequence
-    (chunked_overlapping_windows, "overlap", 5, set()),
-    (chunked_one_token_at_a_time, "tokens", 5, set()),
-    (chunked_each_chunk_twice, "repeat", 6, set()),
-    (chunked_half_chunks, "sizes", 5, set()),
+    (chunked_whole_sequence, "whole", 6, set()),
+    (chunked_array_split_into_chunk_pieces, "split", 7, {"whole"}),   # array_split(x, 1) is the whole sequence
+    (chunked_overlapping_windows, "overlap", 6, set()),
+    (chunked_one_token_at_a_time, "tokens", 6, set()),
+    (chunked_each_chunk_twice, "repeat", 7, set()),
+    (chunked_half_chunks, "sizes", 6, {"tokens"}),                    # half of chunk = 3 is one token
 ])
 def test_chunked_right_numbers_from_the_wrong_chunks_are_named(fn, kind, failed, also, capsys):
     ok, out = verdict(check_ffn_chunked, fn, capsys)
     assert not ok
-    assert f"{failed} of 6 cases failed" in out, out
+    assert f"{failed} of 7 cases failed" in out, out
     assert out.count(": your function gives the right numbers, but its products with W1 took") == failed, out
     assert out.count(CHUNKING_SLIPS[kind]) == 1 and "(see above)" in out, out   # explained once, then referred to
     for other, phrase in CHUNKING_SLIPS.items():
@@ -593,7 +593,7 @@ def test_chunked_chunks_of_the_right_size_that_keep_every_hidden_row_fail_on_mem
     ok, out = verdict(check_ffn_chunked, keeps_hidden_rows, capsys)
     assert not ok
     assert "gives the right numbers but held" in out and "whole (T, d_ff) hidden layer" in out
-    assert "1 of 6 cases failed" in out
+    assert "1 of 7 cases failed" in out
 
 
 def test_the_token_counter_sees_products_in_every_layout_and_hands_back_plain_arrays():
@@ -621,6 +621,10 @@ def test_the_token_counter_sees_products_in_every_layout_and_hands_back_plain_ar
      "18 rows for 10 tokens: some tokens were computed more than once, so the slices overlap"),
     (lambda x, W1, b1, W2, b2, chunk: np.round(chunked_preallocated(x, W1, b1, W2, b2, chunk), 2),
      "rounded to 2 decimals"),
+    (lambda x, W1, b1, W2, b2, chunk: np.concatenate(                # float32 inside, float64 returned
+        [ffn(x[s:s + chunk].astype(np.float32), W1.astype(np.float32), b1.astype(np.float32),
+             W2.astype(np.float32), b2.astype(np.float32)) for s in range(0, len(x), chunk)]).astype(x.dtype),
+     "part of the computation ran in lower precision"),
 ])
 def test_chunked_wrong_kinds_get_clear_messages(fn, message, capsys):
     ok, out = verdict(check_ffn_chunked, fn, capsys)
@@ -691,7 +695,7 @@ def test_chunked_cases_are_not_too_kind():
 @pytest.mark.parametrize("check, right, n_public, n_hidden", [
     (check_ffn_batched, batched_three_lines, 5, 1),
     (check_count_ffn_params, count_plain, 7, 2),
-    (check_ffn_chunked, chunked_preallocated, 6, 1),
+    (check_ffn_chunked, chunked_preallocated, 7, 1),
 ])
 def test_hidden_cases_run_only_while_grading(check, right, n_public, n_hidden, capsys, monkeypatch):
     result, out = verdict(check, right, capsys)

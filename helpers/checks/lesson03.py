@@ -526,16 +526,21 @@ def _chunked_cases() -> list[Case]:
         _chunked_case("7 tokens in chunks of 1", 24, T=7, chunk=1),
         _chunked_case("9 tokens in float32, chunks of 4 (float32 in, float32 out)", 25, T=9, chunk=4,
                       dtype=np.float32),
+        _random_chunked_case("11 tokens of random numbers in chunks of 3", 27, T=11, chunk=3, d=3, d_ff=7),
         _chunked_case(f"{MEMORY_T} tokens in chunks of 64, d = 16 -> d_ff = 256 (memory measured)", 26,
                       T=MEMORY_T, chunk=64, d=16, d_ff=256),
     ]
 
 
+def _random_chunked_case(name: str, seed: int, T: int, chunk: int, d: int, d_ff: int, dtype=np.float64) -> Case:
+    case = _random_case(name, seed, T, d, d_ff, dtype)
+    case.args["chunk"] = chunk
+    return case
+
+
 def _chunked_hidden() -> list[Case]:
-    case = _random_case("33 tokens of random float32 numbers in chunks of 5", 33, T=33, d=3, d_ff=7,
-                        dtype=np.float32)
-    case.args["chunk"] = 5
-    return [case]
+    return [_random_chunked_case("33 tokens of random float32 numbers in chunks of 5", 33, T=33, chunk=5, d=3,
+                                 d_ff=7, dtype=np.float32)]
 
 
 def _chunking_problem(products: list, T: int, chunk: int) -> tuple[str, str, str] | None:

@@ -71,7 +71,8 @@ def _precision_problem(value: np.ndarray, expected: np.ndarray) -> str | None:
         if (np.array_equal(np.round(value, decimals), value)
                 and not np.array_equal(np.round(expected, decimals), expected)
                 and np.max(np.abs(value - expected)) <= 0.5 * 10.0 ** -decimals * (1 + 1e-6) + 1e-6):
-            return (f"returned numbers rounded to {decimals} decimals; return them as computed. Rounding belongs "
+            places = "whole numbers" if decimals == 0 else plural(decimals, "decimal")
+            return (f"returned numbers rounded to {places}; return them as computed. Rounding belongs "
                     "in printing (f\"{y:.4f}\", np.round for display only), never in the result")
     error = float(np.max(np.abs(value - expected)) / max(float(np.max(np.abs(expected))), 1e-300))
     if expected.dtype == np.float64 and error < 1e-4:

@@ -69,7 +69,14 @@ def sum_np_sum_of_list(x, W1, b1, W2, b2):
     return np.sum(terms, axis=0) + b2
 
 
-RIGHT_SUMS = [sum_loop, sum_comprehension, sum_numpy, sum_einsum_terms, sum_diag, sum_pure_python,
+def sum_rows_taken(x, W1, b1, W2, b2):
+    """Rows taken out with take and fancy indexing: still the terms, one per unit."""
+    units = list(range(W1.shape[1]))
+    a = np.maximum(x @ W1 + b1, 0)
+    return b2 + (a[units, None] * W2[units]).sum(axis=0) + 0 * W2.take(0, axis=0)
+
+
+RIGHT_SUMS = [sum_rows_taken, sum_loop, sum_comprehension, sum_numpy, sum_einsum_terms, sum_diag, sum_pure_python,
               sum_np_sum_of_list]
 
 
@@ -171,6 +178,11 @@ def einsum_contracting(x, W1, b1, W2, b2):
     return np.einsum("k,kj->j", np.maximum(x @ W1 + b1, 0), W2) + b2
 
 
+def dot_method(x, W1, b1, W2, b2):
+    """The plain array's own method, which no NumPy override sees."""
+    return np.maximum(x @ W1 + b1, 0).dot(W2) + b2
+
+
 def transposed_product(x, W1, b1, W2, b2):
     return W2.T @ np.maximum(W1.T @ x + b1, 0) + b2
 
@@ -183,7 +195,28 @@ def rounded_2(x, W1, b1, W2, b2):
     return [round(float(v), 2) for v in sum_loop(x, W1, b1, W2, b2)]
 
 
+def skip_first_unit(x, W1, b1, W2, b2):
+    y = b2.copy()
+    for k in range(1, W1.shape[1]):
+        y = y + max(0.0, x @ W1[:, k] + b1[k]) * W2[k]
+    return y
+
+
+def skip_last_unit(x, W1, b1, W2, b2):
+    y = b2.copy()
+    for k in range(W1.shape[1] - 1):
+        y = y + max(0.0, x @ W1[:, k] + b1[k]) * W2[k]
+    return y
+
+
+def abs_activation(x, W1, b1, W2, b2):
+    return b2 + sum(abs(x @ W1[:, k] + b1[k]) * W2[k] for k in range(W1.shape[1]))
+
+
 WRONG_SUMS = [
+    (skip_first_unit, "Likely mistake", "a unit left out: the loop starts at 1"),
+    (skip_last_unit, "Likely mistake", "a unit left out: the loop stops one early"),
+    (abs_activation, "Likely mistake", "the absolute value |z| used instead of relu(z)"),
     (loop_over_d, "Likely mistake", "looped over d units instead of d_ff"),
     (loop_over_W1_rows, "Likely mistake", "looped over d units instead of d_ff"),
     (rows_of_W1, "Likely mistake", "keys read from the rows of W1"),
@@ -199,6 +232,7 @@ WRONG_SUMS = [
     (dot_whole, "Likely mistake", "W2 multiplied as a whole (h @ W2)"),
     (einsum_contracting, "Likely mistake", "W2 multiplied as a whole (h @ W2)"),
     (transposed_product, "Likely mistake", "W2 multiplied as a whole (h @ W2)"),
+    (dot_method, "Likely mistake", "W2 multiplied as a whole (h @ W2)"),
 ]
 
 
@@ -462,6 +496,25 @@ def top_sizes_not_indices(x, W1, b1, W2, k):
     return sorted(_sizes(x, W1, b1, W2), reverse=True)[:k]
 
 
+def top_argpartition(x, W1, b1, W2, k):
+    """The k largest, found without sorting them."""
+    return [int(j) for j in np.argpartition(-_sizes(x, W1, b1, W2), k - 1)[:k]]
+
+
+def test_the_right_units_in_another_order_are_named(capsys):
+    import random
+
+    def shuffled(x, W1, b1, W2, k):
+        units = top_numpy(x, W1, b1, W2, k)
+        if k > 2:
+            units = [units[1], units[0]] + units[2:]
+        return units
+    ok, out = verdict(check_top_units, shuffled, capsys)
+    assert not ok and "returned the right units in another order" in out, out
+    ok, out = verdict(check_top_units, top_argpartition, capsys)
+    assert ok or "another order" in out or "smallest first" in out, out
+
+
 @pytest.mark.parametrize("fn, message", [
     (top_filled_zeros, "returned the indices as floats"),
     (top_as_float_list, "returned the indices as floats"),
@@ -470,6 +523,7 @@ def top_sizes_not_indices(x, W1, b1, W2, k):
     (top_sizes_not_indices, "not whole"),
 ])
 def test_indices_of_the_wrong_kind_or_number_are_rejected(fn, message, capsys):
+    """Float indices cannot index anything: they are rejected even when their values are right."""
     ok, out = verdict(check_top_units, fn, capsys)
     assert not ok and message in out, out
     assert message.split(";")[0] in ok.mistake or message in out

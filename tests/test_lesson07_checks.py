@@ -129,7 +129,15 @@ def route_sort_both_ways(logits, k):
     return experts, e / e.sum(axis=1, keepdims=True)
 
 
+def route_first_columns(logits, k):
+    experts = np.argsort(-logits, axis=1)[:, :k]
+    p = np.exp(logits - logits.max(axis=1, keepdims=True))
+    p = p / p.sum(axis=1, keepdims=True)
+    return experts, p[:, :k] / p[:, :k].sum(axis=1, keepdims=True)
+
+
 WRONG_ROUTES = [
+    (route_first_columns, "weights taken from the first k columns"),
     (route_experts_sorted, "Likely mistake: weights not reordered with their experts"),
     (route_sort_both_ways, "Likely mistake: weights in the reverse order of their experts"),
     (route_all_softmax, "Likely mistake: softmax over all experts, not renormalised"),
@@ -485,7 +493,29 @@ def moe_overwritten_grouped(x, W_router, experts, k):
     return y
 
 
+def moe_slot_as_expert(x, W_router, experts, k):
+    from helpers.moe import route
+    chosen, weights = route(x @ W_router, k)
+    y = np.zeros_like(x)
+    for t in range(len(x)):
+        for j in range(k):
+            y[t] += weights[t, j] * experts[j](x[t:t + 1])[0]          # experts[j]: the slot, not the expert
+    return y
+
+
+def moe_row_zero(x, W_router, experts, k):
+    from helpers.moe import route
+    chosen, weights = route(x @ W_router, k)
+    y = np.zeros_like(x)
+    for t in range(len(x)):
+        for j in range(k):
+            y[t] += weights[t, j] * experts[chosen[t, j]](x)[0]        # all tokens in, row 0 kept
+    return y
+
+
 WRONG_MOES = [
+    (moe_slot_as_expert, "the slot number used as the expert"),
+    (moe_row_zero, "each expert called on all of x, and row 0 kept"),
     (moe_assigned_per_token, "an expert's output assigned with `=` instead of added"),
     (moe_assigned_per_expert, "an expert's output assigned with `=` instead of added"),
     (moe_experts_sorted, "weights not reordered with their experts"),
@@ -690,6 +720,7 @@ WRONG_BLOCKS = [
     (lambda x, f: x + f(_norm(x, ddof=1)), "layer norm with the sample variance (ddof=1)"),
     (lambda x, f: x + f(_norm(x, center=False)), "layer norm without subtracting the mean"),
     (lambda x, f: x * f(_norm(x)), "the FFN's output multiplied onto x instead of added"),
+    (lambda x, f: _norm(x) + f(x), "the norm and the FFN on swapped paths"),
 ]
 
 

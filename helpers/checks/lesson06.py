@@ -42,10 +42,17 @@ _PRODUCTS = {np.dot, np.einsum, np.tensordot, np.inner, np.vdot, np.linalg.multi
 class _ProductWatch(np.ndarray):
     whole: tuple = ()                # W2's shape (d_ff, d)
     summed: list | None = None       # the shapes of products that summed over the units
+    # So that a plain array's method h.dot(W2), which no override sees, still makes its result one of these:
+    # __array_finalize__ then meets a new 1-D array of d numbers made from the whole of W2.
+    __array_priority__ = 100
 
     def __array_finalize__(self, obj):
         self.whole = getattr(obj, "whole", ())
         self.summed = getattr(obj, "summed", None)
+        if (isinstance(obj, _ProductWatch) and obj.summed is not None and obj.whole
+                and obj.shape in (obj.whole, obj.whole[::-1]) and self.base is None and self.ndim == 1
+                and self.shape[0] == obj.shape[-1] and self.shape != obj.shape):
+            obj.summed.append(self.shape)
 
     def _note(self, operands, result):
         if self.summed is None:
@@ -74,6 +81,9 @@ class _ProductWatch(np.ndarray):
         result = np.dot(self.view(np.ndarray), _plain(other), out=_plain(out))
         self._note([self], result)
         return result
+
+    def take(self, *args, **kwargs):     # a row taken out is not a product
+        return self.view(np.ndarray).take(*args, **kwargs)
 
     def __repr__(self):        # what the learner sees when printing W2: the plain array
         return repr(self.view(np.ndarray))
@@ -121,7 +131,8 @@ def _sum_with(x, W1, b1, W2, b2, key=lambda W1, k: W1[:, k], value=lambda W2, k:
     """The sum over units with one step swapped for a known slip; with the defaults it is correct."""
     x, W1, b1, W2, b2 = _f(x), _f(W1), _f(b1), _f(W2), _f(b2)
     y = np.zeros(len(x))
-    for k in range(len(b1) if n_units is None else n_units(x, W1)):
+    units = range(len(b1)) if n_units is None else n_units(x, W1)
+    for k in (range(units) if isinstance(units, int) else units):
         a_k = act(float(key(W1, k) @ x), b1[k])
         y = y + a_k * value(W2, k) + (b2 if bias_per_unit else 0.0)
     return out(y + (b2 if use_b2 and not bias_per_unit else 0.0))
@@ -161,6 +172,15 @@ _SUM_MISTAKES = [
     Mistake("ReLU applied to the output as well",
             "The ReLU acts on each unit's pre-activation only; the output stays signed.",
             lambda x, W1, b1, W2, b2: _sum_with(x, W1, b1, W2, b2, out=relu)),
+    Mistake("a unit left out: the loop starts at 1", "range(W1.shape[1]) starts at unit 0; range(1, ...) skips it.",
+            lambda x, W1, b1, W2, b2: _sum_with(x, W1, b1, W2, b2, n_units=lambda x, W1: range(1, W1.shape[1]))),
+    Mistake("a unit left out: the loop stops one early",
+            "range(n) already stops before n: range(W1.shape[1]) visits every unit, range(W1.shape[1] - 1) "
+            "misses the last.",
+            lambda x, W1, b1, W2, b2: _sum_with(x, W1, b1, W2, b2, n_units=lambda x, W1: W1.shape[1] - 1)),
+    Mistake("the absolute value |z| used instead of relu(z)",
+            "ReLU keeps a positive pre-activation and turns a negative one into 0; abs turns it positive.",
+            lambda x, W1, b1, W2, b2: _sum_with(x, W1, b1, W2, b2, act=lambda z, b: abs(z + b))),
 ]
 
 
@@ -403,6 +423,11 @@ def _units_problem(value, case):
     if any(not 0 <= int(v) < d_ff for v in value):
         hint = " (did you count from 1?)" if max(int(v) for v in value) == d_ff else ""
         return f"returned {fmt(value)}; unit indices run from 0 to {d_ff - 1}{hint}"
+    right = _reference_top(*(_f(case.args[n]) for n in ("x", "W1", "b1", "W2")), k)
+    got = [int(v) for v in value]
+    if sorted(got) == sorted(right) and got not in (right, right[::-1]):
+        return (f"returned the right units in another order, {fmt(got)}; list them largest first (a sort by "
+                "size keeps the order; np.argpartition and sets do not)")
     return None
 
 

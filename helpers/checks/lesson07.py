@@ -94,6 +94,13 @@ def _route_weights_ascending(logits, k):
     return experts, softmax(chosen)[:, ::-1]
 
 
+def _route_first_columns(logits, k):
+    """Right experts, but the weights are the probabilities of experts 0..k-1 (p[:, :k]), renormalised."""
+    experts, _ = _top(logits, k, -logits)
+    p = softmax(logits)[:, :k]
+    return experts, p / p.sum(axis=-1, keepdims=True)
+
+
 def _route_mask_by_value(logits, k):
     """Pick the best, then hide every expert whose logit equals it (a tied expert is skipped too)."""
     masked = logits.copy()
@@ -129,6 +136,9 @@ _ROUTE_MISTAKES = [Mistake(name, fix, _quiet(fn)) for name, fix, fn in [
     ("weights in the reverse order of their experts (one sorted up, the other down)",
      "Sort once: take the experts' positions with np.argsort(-logits), then their own logits with "
      "np.take_along_axis, so weight j belongs to expert j.", _route_weights_ascending),
+    ("weights taken from the first k columns (experts 0 to k - 1), not from the chosen experts",
+     "Pick each token's chosen logits with np.take_along_axis(logits, experts, axis=-1); p[:, :k] are the "
+     "probabilities of experts 0 to k - 1, whichever were chosen.", _route_first_columns),
     ("an expert tied with the one just chosen is skipped (masked by value, not by index)",
      "Two experts with equal logits are both eligible. Hide the chosen expert by its index "
      "(masked[row, e] = -inf for that one e), not every entry equal to its logit.", _route_mask_by_value),
@@ -371,6 +381,26 @@ def _moe_overwrites_experts(x, W_router, experts, k):
     return y
 
 
+def _moe_slot_as_expert(x, W_router, experts, k):
+    """experts[j] where experts[chosen[t, j]] belongs: the slot number used as the expert's index."""
+    chosen, weights = route(x @ W_router, k)
+    y = np.zeros_like(x)
+    for t in range(x.shape[0]):
+        for j in range(k):
+            y[t] += weights[t, j] * experts[j](x[t:t + 1])[0]
+    return y
+
+
+def _moe_row_zero(x, W_router, experts, k):
+    """experts[e](x)[0]: every token gets what the expert wrote for token 0."""
+    chosen, weights = route(x @ W_router, k)
+    y = np.zeros_like(x)
+    for t in range(x.shape[0]):
+        for e, w in zip(chosen[t], weights[t]):
+            y[t] += w * experts[e](x)[0]
+    return y
+
+
 def _moe_all_softmax(x, W_router, experts, k):
     logits = x @ W_router
     chosen, _ = route(logits, k)
@@ -435,6 +465,12 @@ _MOE_MISTAKES = [
     Mistake("weights in the reverse order of their experts",
             "Weight j of a token belongs to its expert j (route returns both best first): weights[t, j] "
             "multiplies the output of expert chosen[t, j].", _moe_weights_reversed),
+    Mistake("the slot number used as the expert (experts[j] instead of experts[chosen[t, j]])",
+            "j counts a token's choices, 0 to k - 1; the expert in slot j is chosen[t, j]. Call "
+            "experts[chosen[t, j]] and weight it by weights[t, j].", _moe_slot_as_expert),
+    Mistake("each expert called on all of x, and row 0 kept: every token gets token 0's output",
+            "Call the expert on the token itself, experts[e](x[t:t+1])[0], or on all its tokens at once and "
+            "keep each row with its token.", _moe_row_zero),
     Mistake("each expert called on the 1-D row x[t], then [0] taken: every coordinate gets the first one",
             "Called on a 1-D row, an expert returns a 1-D row, and [0] picks its first number. Keep the row 2-D "
             "with x[t:t+1] (then [0] takes the one row out), or drop the [0].", _moe_one_dimensional_row),
@@ -560,6 +596,9 @@ _BLOCK_MISTAKES = [
     Mistake("layer norm applied to the FFN's output instead of its input (x + LN(FFN(x)))",
             "Normalise what goes into the FFN: x + ffn(layer_norm(x)).",
             lambda x, f: x + layer_norm(f(x))),
+    Mistake("the norm and the FFN on swapped paths: LN(x) + FFN(x)",
+            "The FFN reads the normalised copy and the residual carries x itself: x + ffn(layer_norm(x)).",
+            lambda x, f: layer_norm(x) + f(x)),
     Mistake("the norm applied after the sum, LN(x + FFN(x)) (the original Transformer's post-LN order)",
             "This block is pre-LN, as in GPT-2, Llama and Mixtral: x + ffn(layer_norm(x)), with x itself "
             "added back unnormalised.", lambda x, f: layer_norm(x + f(x))),

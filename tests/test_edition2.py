@@ -188,3 +188,13 @@ def test_readme_total_is_the_sum_of_the_core_paths():
     hours, minutes = divmod(core, 60)
     assert f"core paths add up to {hours} h {minutes:02d} min" in text, "README's total core time"
     assert f"Going further sections add {further // 60} h {further % 60:02d} min" in text
+
+
+@pytest.mark.parametrize("path", LESSONS, ids=lambda p: p.name)
+def test_the_last_cell_shows_the_learners_progress(path):
+    last = cells(path)[-1]
+    lesson = path.name[:2]
+    # `from helpers import progress`, not `from helpers.progress import show`: the name `show` is
+    # helpers.figures.show in the cells above, and re-running one of them after this cell must still work.
+    assert last.cell_type == "code" and last.source == f'from helpers import progress\nprogress.show("{lesson}")', \
+        f"{path.name}: the last cell should be the progress view:\n{last.source}"

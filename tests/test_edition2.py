@@ -25,7 +25,7 @@ from helpers.quiz import lesson_quiz  # noqa: E402
 
 # While the second edition is written lesson by lesson, only the converted lessons are held to its rules
 # (each lesson's author adds its number here). When every lesson is converted this filter goes.
-CONVERTED = set()
+CONVERTED = {"04", "05"}
 ALL_LESSONS = sorted((ROOT / "solutions").glob("*.ipynb"))
 LESSONS = [p for p in ALL_LESSONS if p.name[:2] in CONVERTED]
 MAX_CORE_MINUTES = 45

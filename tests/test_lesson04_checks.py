@@ -306,6 +306,7 @@ WRONG_SWIGLU = {
         lambda x, Wg, Wu, Wd: np.maximum((sigmoid_silu(x @ Wg) * (x @ Wu)) @ Wd, 0.0),
     "SiLU applied again to the output, after W_down":
         lambda x, Wg, Wu, Wd: sigmoid_silu((sigmoid_silu(x @ Wg) * (x @ Wu)) @ Wd),
+    "W_down transposed": lambda x, Wg, Wu, Wd: (sigmoid_silu(x @ Wg) * (x @ Wu)) @ np.transpose(Wd),
     "the matrices applied in the column-vector convention":
         lambda x, Wg, Wu, Wd: np.dot(Wd.T, sigmoid_silu(np.dot(Wg.T, x)) * np.dot(Wu.T, x)),
 }
@@ -327,10 +328,11 @@ def test_swiglu_without_w_down_gets_the_shape_hint(capsys):
                       "returned shape (5, 6); expected (5, 4)", "hidden layer's shape, (..., d_ff): multiply by W_down")
 
 
-def test_swiglu_with_a_transposed_w_down_reports_the_error(capsys):
+def test_swiglu_with_a_transposed_w_down_reports_the_error_and_names_it(capsys):
     def swiglu_ffn(x, W_gate, W_up, W_down):
         return (sigmoid_silu(x @ W_gate) * (x @ W_up)) @ W_down.T
-    assert_fails_with(check_swiglu_ffn, swiglu_ffn, capsys, "raised ValueError", "line 2 of swiglu_ffn")
+    assert_fails_with(check_swiglu_ffn, swiglu_ffn, capsys, "raised ValueError", "line 2 of swiglu_ffn",
+                      "Likely mistake: W_down transposed")
 
 
 def test_swiglu_stub_none_and_in_place(capsys):
@@ -401,6 +403,7 @@ WRONG_HIDDEN = {
         lambda d, multiple_of=256: -(-4 * d // multiple_of) * multiple_of,
     "a bit trick that works only when multiple_of is a power of two":
         lambda d, multiple_of=256: (8 * d // 3 + multiple_of - 1) & ~(multiple_of - 1),
+    "Llama 7B's width, 11,008, returned for every d": lambda d, multiple_of=256: 11008,
     "the default of multiple_of is 128, not 256": lambda d, multiple_of=128: hidden_llama_style(d, multiple_of),
     "the default of multiple_of is 512, not 256": lambda d, multiple_of=512: hidden_count_up(d, multiple_of),
     "the default of multiple_of is 64, not 256": lambda d, multiple_of=64: hidden_ceil(d, multiple_of),

@@ -227,10 +227,14 @@ def _paths(x, W_gate, W_up):
 
 
 def _mutant(combine, after=lambda y: y):
-    """A SwiGLU-shaped function that combines the gate and value pre-activations with `combine`."""
+    """A SwiGLU-shaped function that combines the gate and value pre-activations with `combine`; after=None
+    multiplies by W_down transposed instead."""
     def fn(x, W_gate, W_up, W_down):
         g, v = _paths(x, W_gate, W_up)
-        return after(combine(g, v) @ np.asarray(W_down, dtype=float))
+        W = np.asarray(W_down, dtype=float)
+        if after is None:
+            return combine(g, v) @ W.T
+        return after(combine(g, v) @ W)
     return fn
 
 
@@ -267,6 +271,10 @@ _SWIGLU_MISTAKES = [
             "SiLU belongs on the gate path only; nothing follows W_down, whose output must stay signed so the "
             "block can add it back onto x.",
             _mutant(lambda g, v: silu(g) * v, after=silu)),
+    Mistake("W_down transposed",
+            "W_down is stored (d_ff, d): the hidden layer (..., d_ff) times W_down as it is gives (..., d). "
+            "Drop the .T.",
+            _mutant(lambda g, v: silu(g) * v, after=None)),
     Mistake(_COLUMN,
             "That works for one token but not for a sequence (T, d) or a batch. Here x holds one token per row "
             "and the matrices are stored (d, d_ff): multiply with the matrix on the right, x @ W_gate, so any "
@@ -400,6 +408,10 @@ _HIDDEN_MISTAKES = [
             "SwiGLU has three matrices, so it shrinks the width to 2/3 of 4d to keep the parameter count level: "
             "start from int(2 * 4 * d / 3).",
             lambda d, multiple_of=256: multiple_of * math.ceil(4 * d / multiple_of)),
+    Mistake("Llama 7B's width, 11,008, returned for every d",
+            "The function should compute the width from d and multiple_of: int(2 * 4 * d / 3), rounded up to a "
+            "multiple of multiple_of.",
+            lambda d, multiple_of=256: 11_008),
     Mistake("rounded up with a bit trick that works only when multiple_of is a power of two",
             "(h + m - 1) & -m clears the low bits, which rounds to a multiple of m only for m = 1, 2, 4, 8, ... "
             "Use arithmetic that works for any m: m * math.ceil(h / m), or (h + m - 1) // m * m.",

@@ -479,6 +479,7 @@ def test_every_figure_has_titles_and_labelled_axes():
             if ax.get_label() == "<colorbar>":
                 continue
             assert ax.get_title() and ax.get_xlabel(), (ax.get_title(), ax.get_xlabel())
+            assert ax.get_legend() is not None, f"no legend in '{ax.get_title()}'"   # every colour named
         assert any(ax.get_ylabel() for ax in fig.axes)
         plt.close(fig)
 

@@ -31,15 +31,17 @@ from pathlib import Path
 import nbformat
 from nbclient import NotebookClient
 
+# CHECK_CALL: a cell line that grades an exercise, `check_<exercise>(...)` at the start of a line (tools/grade.py
+# records these calls; tests/test_notebooks.py requires one after every exercise). EXERCISE_HEADING: an
+# exercise's title. helpers.progress defines both, as `make progress` must run without nbformat.
+from helpers.progress import CHECK_CALL, EXERCISE_HEADING
+
 ROOT = Path(__file__).resolve().parent.parent
 SOLUTIONS = ROOT / "solutions"
 NOTEBOOKS = ROOT / "notebooks"
 BACKUPS = ROOT / "backups"
 
 BEGIN = "### BEGIN SOLUTION"
-# A cell line that grades an exercise: `check_<exercise>(...)` at the start of a line. tools/grade.py records
-# these calls, and tests/test_notebooks.py requires one after every exercise.
-CHECK_CALL = re.compile(r"^\s*(check_\w+)\(", re.MULTILINE)
 END = "### END SOLUTION"
 STUB = ["# YOUR CODE HERE", 'raise NotImplementedError("your code here")']
 META_KEY = "ffn_course"
@@ -103,9 +105,6 @@ def learner_version(solution: nbformat.NotebookNode, name: str) -> nbformat.Note
     nb.metadata[META_KEY] = {"generated_from": f"solutions/{name}", "cell_sha": hashes,
                              "exercise_cells": exercises}
     return nb
-
-
-EXERCISE_HEADING = re.compile(r"^#+\s*(Exercise\b.*)$", re.MULTILINE)
 
 
 def first_line(source: str, limit: int = 60) -> str:
@@ -244,7 +243,7 @@ def generate(names: list[str], force: bool, rerun: bool = False) -> int:
             changes = learner_changes(existing)
             if changes and not force:
                 refused.append(name)
-                print(f"REFUSED  notebooks/{name}: a learner changed it ({'; '.join(changes)}).")
+                print(f"REFUSED  notebooks/{name}: it was edited by hand ({'; '.join(changes)}).")
                 continue
             if changes:
                 BACKUPS.mkdir(exist_ok=True)
@@ -255,8 +254,9 @@ def generate(names: list[str], force: bool, rerun: bool = False) -> int:
         nbformat.write(learner, target)
         print(f"wrote    notebooks/{name}")
     if refused:
-        print("Nothing was overwritten for the notebook(s) above. Save your work elsewhere, or run "
-              "`make notebooks FORCE=1` to back them up to backups/ and regenerate.")
+        print("Nothing was overwritten for the notebook(s) above. notebooks/ is the course's pristine learner "
+              "edition: learners work in work/ (`make lab`), where `make update` merges new editions. Move your "
+              "edits there, or run `make notebooks FORCE=1` to back them up to backups/ and regenerate.")
         return 1
     return 0
 

@@ -45,8 +45,8 @@ QUIZ = Quiz("04", [
     ),
     Choice(
         "dead-unit",
-        "A ReLU unit's pre-activation is negative for every input it sees. What does gradient descent do to the "
-        "weights coming into it?",
+        "A ReLU unit's pre-activation is negative for every input it sees. What does plain gradient descent on "
+        "the loss (no weight decay) do to the weights coming into it?",
         [
             Option("Nothing: ReLU's slope is 0 for all those inputs, so their gradient is exactly 0",
                    "Right: the lesson nudged such a unit's weights and the output did not move at all. The unit "

@@ -113,6 +113,7 @@ WRONG_GELU = {
         lambda z: z * 0.5 * (1 + math.erf(z / math.sqrt(2))),
     "sqrt(2) divides erf(z) instead of z inside erf": lambda z: 0.5 * z * (1 + special.erf(z) / math.sqrt(2)),
     "the parentheses around 1 + erf(...) are missing": lambda z: z * 0.5 * 1 + special.erf(z / math.sqrt(2)),
+    "the result is rounded": lambda z: np.round(z * special.ndtr(z), 3),
 }
 
 
@@ -225,6 +226,7 @@ WRONG_SILU = {
     "1 - e^-z where 1 + e^-z belongs": lambda z: z / (1 - np.exp(-z)),
     "the parentheses around 1 + e^-z are missing": lambda z: z / 1 + np.exp(-z),
     "softplus, log(1 + e^z), instead of SiLU": lambda z: np.log1p(np.exp(z)),
+    "the result is rounded": lambda z: np.round(z * special.expit(z), 2),
     "sigmoid alone, without the factor z": lambda z: 1 / (1 + np.exp(-z)),
     "e^z where e^-z belongs": lambda z: z / (1 + np.exp(z)),
     "tanh where the sigmoid belongs": lambda z: z * np.tanh(z),

@@ -39,6 +39,31 @@ def _elementwise_problem(value, case) -> str | None:
     return None
 
 
+class _NotThisMistake(Exception):
+    """Raised by a probing mutant when the learner did not make its mistake on a case (it then matches nothing)."""
+
+
+def _rounding_mistake(fn, reference) -> Mistake:
+    """Names a result that is the right one rounded to 0-4 decimals (a rounding meant for display)."""
+    def probing(z):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            outcome = run(fn, {"z": z})
+        want = np.asarray(reference(np.asarray(z, dtype=float)), dtype=float)
+        try:
+            got = np.asarray(outcome.value, dtype=float)
+        except (TypeError, ValueError):
+            raise _NotThisMistake from None
+        if outcome.raised or got.shape != want.shape or not (
+                close(got, want, rtol=1e-5, atol=1e-6)
+                or any(close(got, np.round(want, k), rtol=1e-6, atol=1e-6) for k in range(5))):
+            raise _NotThisMistake
+        return outcome.value
+    return Mistake("the result is rounded",
+                   "Return the values as computed: rounding for display belongs in a print, not in the function.",
+                   probing)
+
+
 def _cases(seed: int, large: list[float]) -> list[Case]:
     rng = np.random.default_rng(seed)
     return [
@@ -117,10 +142,12 @@ _GELU_MISTAKES = [
 @grader
 def check_gelu(fn) -> bool:
     """Grade `gelu(z)`: the exact GELU z * Φ(z), element-wise, for a NumPy array z of any shape."""
+    rounded = [_rounding_mistake(fn, gelu)] if callable(fn) else []
     ok = check_function(
         "gelu", fn, _cases(4, [-10.0, -6.0, -3.0, 3.0, 6.0, 10.0]), gelu, _elementwise_problem,
-        _GELU_MISTAKES, compare=lambda a, b: close(a, b, rtol=1e-5, atol=1e-6),
-        fallback_hint="gelu(z) = z * 0.5 * (1 + erf(z / sqrt(2))); scipy.special.erf works on whole arrays.")
+        _GELU_MISTAKES + rounded, compare=lambda a, b: close(a, b, rtol=1e-5, atol=1e-6),
+        fallback_hint="compare your code with z * Phi(z), Phi(z) = 0.5 * (1 + erf(z / sqrt(2))), term by term: "
+                      "what divides z inside erf, the factor 1/2, and the final factor z.")
     return ok
 
 
@@ -193,7 +220,8 @@ def _overflow_hint(fn) -> str:
     if isinstance(outcome.error, OverflowError):
         return ("math.exp(1000) is too big for a Python float, so it raises. np.exp returns inf instead (with "
                 "a warning), and z / (1 + inf) = 0 is the right answer; scipy.special.expit(z) avoids both.")
-    return "silu(z) = z / (1 + e^-z) = z * sigmoid(z), element by element."
+    return ("compare your code with z / (1 + e^-z) term by term: the sign in the exponent, the parentheses "
+            "around the denominator, and the factor z on top.")
 
 
 @grader
@@ -206,8 +234,9 @@ def check_silu(fn) -> bool:
     hint = _overflow_hint(fn) if callable(fn) else ""
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
+        rounded = [_rounding_mistake(fn, silu)] if callable(fn) else []
         ok = check_function(
-            "silu", fn, _cases(5, _SILU_LARGE), silu, _silu_problem, _SILU_MISTAKES,
+            "silu", fn, _cases(5, _SILU_LARGE), silu, _silu_problem, _SILU_MISTAKES + rounded,
             compare=lambda a, b: close(a, b, rtol=1e-5, atol=1e-6), fallback_hint=hint)
     overflowed = any(issubclass(w.category, RuntimeWarning) and "overflow" in str(w.message) for w in caught)
     if ok and overflowed:
@@ -354,8 +383,8 @@ def check_swiglu_ffn(fn) -> bool:
     return check_function(
         "swiglu_ffn", fn, _swiglu_cases(), swiglu_ffn, _swiglu_problem, mistakes,
         compare=lambda a, b: close(a, b, rtol=1e-6, atol=1e-9),
-        fallback_hint="compute the gate g = silu(x @ W_gate) and the value v = x @ W_up, both (..., d_ff); "
-                      "then return (g * v) @ W_down.")
+        fallback_hint="check each step against the formula: SiLU on x @ W_gate only, an element-wise product "
+                      "with x @ W_up (both (..., d_ff)), then one product with W_down and nothing after it.")
 
 
 # --------------------------------------------------------------------------------------------------------

@@ -128,8 +128,11 @@ def test_a_message_repeated_with_other_numbers_collapses(capsys):
     assert out.count("expected") == 1 and out.count("the same as above") == 2
 
 
-def test_failed_attempts_count_per_exercise(capsys):
+def test_failed_attempts_count_real_failures_only(capsys):
+    def stub():
+        raise NotImplementedError
     before = failed_attempts("hand_trace")
+    check_hand_trace(stub)                       # Run All on a fresh notebook: not an attempt
     check_hand_trace(lambda: B1_LEFT_OUT)
     check_hand_trace(lambda: RIGHT)
     assert failed_attempts("hand_trace") == before + 1

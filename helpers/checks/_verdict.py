@@ -161,7 +161,7 @@ def grader(check: Callable[..., bool]) -> Callable[..., Verdict]:
         finally:
             _CURRENT.reset(token)
         verdict = _verdict(exercise, lesson, bool(ok), tally, tee.copy.getvalue())
-        if not verdict:
+        if verdict.status == FAILED:      # a stub's "not attempted" is no attempt
             _FAILED_ATTEMPTS[exercise] = _FAILED_ATTEMPTS.get(exercise, 0) + 1
         _record(verdict)
         if nbgrader_mode() and not verdict:

@@ -132,7 +132,7 @@ def report(found: list[dict]) -> str:
         lines.append(f"{rule} ({nodes[0]['impact']}): {nodes[0]['help']}, {len(nodes)} element(s); {nodes[0]['url']}")
         for f in nodes:
             snippet = f["html"] if len(f["html"]) <= 240 else f["html"][:240] + "..."
-            why = " ".join(f["why"].split())[:300]
+            why = " ".join(f["why"].split())[:200]
             lines.append(f"  - {' '.join(map(str, f['target']))}  [{f['state']}]\n      {snippet}\n      {why}")
     return "\n".join(lines)
 
@@ -144,8 +144,9 @@ def test_no_serious_or_critical_violation(browser, sites, axe_js, edition, schem
     path = sites / edition / page
     assert path.is_file(), f"make html did not write {page} ({edition} edition)"
     found = violations(browser[scheme], path, axe_js)
-    assert not found, (f"{page}, {edition} edition, {scheme} colour scheme: {len(found)} serious or critical "
-                       f"violation(s)\n{report(found)}")
+    if found:
+        pytest.fail(f"{page}, {edition} edition, {scheme} colour scheme: {len(found)} serious or critical "
+                    f"violation(s)\n{report(found)}", pytrace=False)
 
 
 @pytest.fixture(scope="module")
@@ -169,14 +170,15 @@ def test_a_lesson_whose_figures_carry_alt_text_passes(browser, synthetic_sites, 
     out = synthetic_sites[("described", edition)]
     for page in sorted(out.glob("*.html")):
         found = violations(browser[scheme], page, axe_js)
-        assert not found, f"synthetic {page.name}, {edition}, {scheme}:\n{report(found)}"
+        if found:
+            pytest.fail(f"synthetic {page.name}, {edition} edition, {scheme}:\n{report(found)}", pytrace=False)
 
 
 def test_a_figure_without_alt_text_fails(browser, synthetic_sites, axe_js):
     found = violations(browser["light"], synthetic_sites[("one figure without alt", "folded")] / "01_synthetic.html",
                        axe_js)
     assert [f["rule"] for f in found] == ["image-alt"], report(found)
-    assert found[0]["html"].startswith("<img src=\"data:image/png;base64,")
+    assert found[0]["html"].startswith("<img src=\"data:image/png")
 
 
 def focused(page) -> str:

@@ -43,6 +43,12 @@ EDITIONS = ("folded", "none")
 PAGES = ["index.html"] + [p.stem + ".html" for p in sorted((ROOT / "solutions").glob("*.ipynb"))]
 OPEN_EVERY_FOLD = "document.querySelectorAll('details').forEach(d => { d.open = true; })"
 RUN_AXE = "async () => (await axe.run(document, {resultTypes: ['violations']})).violations"
+# Which notebook cell an element sits in, and the first line of that cell's code: where to fix it.
+WHERE = """selector => { const cell = document.querySelector(selector)?.closest('.jp-Cell');
+  if (!cell) return '';
+  const code = cell.querySelector('.jp-InputArea-editor');
+  return (cell.id ? cell.id + ': ' : '') + (code ? code.textContent.trim().split('\\n')[0].slice(0, 100) : 'a markdown cell');
+}"""
 
 pytestmark = pytest.mark.skipif(os.environ.get("FFN_BROWSER_TEST") != "1",
                                 reason="the accessibility test runs with `make test-a11y`")
@@ -117,9 +123,12 @@ def violations(context, path: Path, axe: Path) -> list[dict]:
                     continue
                 for node in rule["nodes"]:
                     key = (rule["id"], json.dumps(node["target"]))
-                    found.setdefault(key, {"rule": rule["id"], "impact": rule["impact"], "help": rule["help"],
-                                           "url": rule["helpUrl"], "target": node["target"], "html": node["html"],
-                                           "why": node.get("failureSummary", ""), "state": state})
+                    if key in found:
+                        continue
+                    cell = page.evaluate(WHERE, node["target"][0]) if len(node["target"]) == 1 else ""
+                    found[key] = {"rule": rule["id"], "impact": rule["impact"], "help": rule["help"],
+                                  "url": rule["helpUrl"], "target": node["target"], "html": node["html"],
+                                  "why": node.get("failureSummary", ""), "state": state, "cell": cell}
         return list(found.values())
     finally:
         page.close()
@@ -133,7 +142,8 @@ def report(found: list[dict]) -> str:
         for f in nodes:
             snippet = f["html"] if len(f["html"]) <= 240 else f["html"][:240] + "..."
             why = " ".join(f["why"].split())[:200]
-            lines.append(f"  - {' '.join(map(str, f['target']))}  [{f['state']}]\n      {snippet}\n      {why}")
+            cell = f"\n      in cell {f['cell']}" if f["cell"] else ""
+            lines.append(f"  - {' '.join(map(str, f['target']))}  [{f['state']}]\n      {snippet}{cell}\n      {why}")
     return "\n".join(lines)
 
 

@@ -341,3 +341,82 @@ def test_run_all_in_jupyterlab(browser, lab, name):   # browser first: no server
         if session:
             lab.api(f"sessions/{session['id']}", method="DELETE")    # stop the kernel before the next one
         page.close()
+
+
+# ---- "Check your understanding" (issue 12): lesson 01's quiz answers wrong, then right ------------------------
+QUIZ = ".ffn-quiz"                     # the class helpers.quiz_widget.QuizWidget adds to its outermost box
+QUIZ_TIMEOUT = 30                      # seconds for the feedback to show after Check
+
+
+def _plain(text: str) -> str:
+    """Text as the page shows it: `code` spans lose their backticks, runs of white space are one space."""
+    return " ".join(text.replace("`", "").split())
+
+
+def _wait_for_text(locator, wanted: list[str], what: str) -> str:
+    deadline = time.monotonic() + QUIZ_TIMEOUT
+    shown = ""
+    while time.monotonic() < deadline:
+        shown = _plain(locator.inner_text()) if locator.count() else ""
+        if all(_plain(w) in shown for w in wanted):
+            return shown
+        time.sleep(0.25)
+    raise AssertionError(f"{what}: expected {wanted!r} in the feedback, which shows {shown!r}")
+
+
+def test_quiz_in_lesson_01_gives_feedback_on_a_wrong_then_a_right_answer(browser, lab):
+    """Run lesson 01 in JupyterLab, choose a wrong option of its first one-answer question and press Check:
+    that option's feedback shows; choose the right one: the right answer's feedback shows. The options and
+    their feedback are read from helpers.quizzes.lesson01 now, so the test follows the quiz as it changes."""
+    from helpers.quiz import LETTERS, Choice, lesson_quiz
+    name = next(p.name for p in NOTEBOOKS if p.name.startswith("01_"))
+    assert (ROOT / "helpers" / "quizzes" / "lesson01.py").exists(), "lesson 01 has no quiz yet (helpers.quizzes)"
+    cells = nbformat.read(lab.root / name, as_version=4).cells
+    assert any("lesson_quiz" in c.source for c in cells if c.cell_type == "code"), f"{name} does not show its quiz"
+    quiz = lesson_quiz("01")
+    number, question = next((n, q) for n, q in enumerate(quiz.questions, 1) if isinstance(q, Choice) and not q.several)
+    wrong = next(i for i, o in enumerate(question.options) if not o.correct)
+    right = next(i for i, o in enumerate(question.options) if o.correct)
+    stem = "01-quiz"
+    deadline = time.monotonic() + NOTEBOOK_TIMEOUT
+    page = browser.new_page()
+    try:
+        page.goto(f"{lab.base}/lab/tree/{name}?reset&token={lab.token}")
+        page.locator(f"{PANEL} .jp-Cell").first.wait_for()
+        wait_for_kernel(lab, name, deadline)
+        click_menu(page, "Run", "runmenu:run-all")
+        wait_for_run_all(lab, page, name, deadline)
+        widget = page.locator(f"{PANEL} {QUIZ}").first
+        widget.wait_for(state="visible", timeout=QUIZ_TIMEOUT * 1000)
+        box = widget.locator(".ffn-quiz-question").nth(number - 1)
+        box.scroll_into_view_if_needed()
+        radios = box.locator("input[type=radio]")
+        assert radios.count() == len(question.options), f"question {number} shows {radios.count()} options"
+        feedback = box.locator("[role=status]")
+
+        radios.nth(wrong).check()
+        box.get_by_role("button", name="Check").click()
+        shown = _wait_for_text(feedback, ["Not yet", f"{LETTERS[wrong]}: not quite.",
+                                          question.options[wrong].feedback], "a wrong answer")
+        assert "Right" not in shown.split(".")[0]
+        box.screenshot(path=str(SHOTS / f"{stem}-wrong.png"))
+
+        radios.nth(right).check()
+        box.get_by_role("button", name="Check").click()
+        _wait_for_text(feedback, ["Right", question.options[right].feedback], "the right answer")
+        assert _plain(question.options[wrong].feedback) not in _plain(feedback.inner_text()), \
+            "the wrong answer's feedback stayed after the right answer"
+        box.screenshot(path=str(SHOTS / f"{stem}-right.png"))
+        print(f"quiz: question {number}, {LETTERS[wrong]} (wrong) then {LETTERS[right]} (right): both feedbacks shown")
+    except BaseException:
+        try:
+            page.screenshot(path=str(SHOTS / f"{stem}-failure.png"))
+        except Exception as error:
+            print(f"no failure screenshot: {error}")
+        print(f"server log:\n{lab.log_tail()}")
+        raise
+    finally:
+        session = lab.session(name)
+        if session:
+            lab.api(f"sessions/{session['id']}", method="DELETE")
+        page.close()

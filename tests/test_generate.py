@@ -75,9 +75,38 @@ def test_generated_copy_has_the_stub_and_is_not_stale(course):
     assert nbtool.stale() == []
 
 
-def test_untouched_notebook_is_regenerated(course, capsys):
+def test_unchanged_lesson_is_left_alone_unless_named_or_rerun(course, capsys, monkeypatch):
+    runs = []
+    monkeypatch.setattr(nbtool, "execute", lambda nb, cwd: runs.append(1) or _store_output(nb))
+    nbtool.generate(["01_x"], force=False)                       # named: written, with an output stored
+    capsys.readouterr()
+    before = (course / "notebooks" / "01_x.ipynb").read_bytes()
     assert nbtool.generate([], force=False) == 0
-    assert "wrote" in capsys.readouterr().out
+    assert "current  notebooks/01_x.ipynb" in capsys.readouterr().out and len(runs) == 1
+    assert (course / "notebooks" / "01_x.ipynb").read_bytes() == before
+    assert nbtool.generate([], force=False, rerun=True) == 0
+    assert "wrote    notebooks/01_x.ipynb" in capsys.readouterr().out and len(runs) == 2
+
+
+def _store_output(nb):
+    nb.cells[2].outputs = [nbformat.v4.new_output("stream", name="stdout", text="not implemented yet\n")]
+
+
+def test_changed_solution_is_regenerated(course, capsys):
+    nb = nbformat.read(course / "solutions" / "01_x.ipynb", as_version=4)
+    nb.cells[0].source = "# Lesson, revised"
+    nbformat.write(nb, course / "solutions" / "01_x.ipynb")
+    assert nbtool.generate([], force=False) == 0
+    assert "wrote    notebooks/01_x.ipynb" in capsys.readouterr().out
+    assert learner(course).cells[0].source == "# Lesson, revised"
+
+
+def test_conventions_card_is_copied_and_drift_is_stale(course, capsys):
+    (course / "solutions" / "conventions.md").write_text("# Conventions\n")
+    assert nbtool.stale() == ["notebooks/conventions.md differs from solutions/conventions.md"]
+    nbtool.generate([], force=False)
+    assert (course / "notebooks" / "conventions.md").read_text() == "# Conventions\n"
+    assert nbtool.stale() == []
 
 
 def test_solution_change_makes_notebooks_stale(course):
@@ -97,7 +126,7 @@ def test_edited_exercise_is_refused_and_named(course, capsys):
     edit_exercise(course)
     assert nbtool.generate([], force=False) == 1
     out = capsys.readouterr().out
-    assert "REFUSED  notebooks/01_x.ipynb" in out and "cell 2 (an exercise) was edited" in out
+    assert "REFUSED  notebooks/01_x.ipynb" in out and "the exercise cell starting `def double(x):` was edited" in out
     assert "return x + x" in learner(course).cells[1].source  # the learner's work is still there
 
 
@@ -106,7 +135,16 @@ def test_added_cell_is_refused(course, capsys):
     nb.cells.append(nbformat.v4.new_markdown_cell("my notes"))
     nbformat.write(nb, course / "notebooks" / "01_x.ipynb")
     assert nbtool.generate([], force=False) == 1
-    assert "cell 4 was added" in capsys.readouterr().out
+    assert "the markdown cell starting `my notes` was added" in capsys.readouterr().out
+
+
+def test_cells_are_named_by_exercise_title_or_first_line():
+    cells = [nbformat.v4.new_markdown_cell("### Exercise 2 · Which units fire?\n\nWrite it."),
+             nbformat.v4.new_code_cell(SOLUTION_CELL), nbformat.v4.new_code_cell("\n\nprint('hello')"),
+             nbformat.v4.new_markdown_cell("## 3. A heading")]
+    assert nbtool.describe_cell(cells, 1) == "the code of Exercise 2 · Which units fire?"
+    assert nbtool.describe_cell(cells, 2) == "the code cell starting `print('hello')`"
+    assert nbtool.describe_cell(cells, 3) == "the markdown cell starting `3. A heading`"
 
 
 def test_force_backs_up_then_regenerates(course, capsys):

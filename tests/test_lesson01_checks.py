@@ -25,7 +25,7 @@ def test_the_robot_output_is_signed():
     [[4, -1], [4, 0], [5, -1]],
 ])
 def test_hand_trace_accepts_right_answers_in_any_container(answer, capsys):
-    assert check_hand_trace(lambda: answer) is True
+    assert check_hand_trace(lambda: answer)
     assert "all 3 cases pass" in capsys.readouterr().out
 
 
@@ -38,7 +38,7 @@ def test_hand_trace_accepts_right_answers_in_any_container(answer, capsys):
     (([4, 1], [4, 1], [5, 0]), "the second row read as [-1, 1]"),
 ])
 def test_hand_trace_names_the_slip(answer, named, capsys):
-    assert check_hand_trace(lambda: answer) is False
+    assert not check_hand_trace(lambda: answer)
     assert f"Likely mistake: {named}" in capsys.readouterr().out
 
 
@@ -52,25 +52,25 @@ def test_hand_trace_names_the_slip(answer, named, capsys):
     ("not a function", "expected a function"),
 ])
 def test_hand_trace_bad_answers(fn, message, capsys):
-    assert check_hand_trace(fn) is False
+    assert not check_hand_trace(fn)
     assert message in capsys.readouterr().out
 
 
 def test_hand_trace_shape_problem_gets_no_arithmetic_hint(capsys):
-    assert check_hand_trace(lambda: ([4, -1], [4, 0], 3)) is False
+    assert not check_hand_trace(lambda: ([4, -1], [4, 0], 3))
     out = capsys.readouterr().out
     assert "`y` is a single number" in out and "Hint" not in out
 
 
 def test_firing_units_mask_gets_told_to_take_indices(capsys):
-    assert check_firing_units(lambda x, W1, b1: (pre(x, W1, b1) > 0).tolist()) is False
+    assert not check_firing_units(lambda x, W1, b1: (pre(x, W1, b1) > 0).tolist())
     assert "np.flatnonzero(mask)" in capsys.readouterr().out
 
 
 def test_hand_trace_stub(capsys):
     def hand_trace():
         raise NotImplementedError("your code here")
-    assert check_hand_trace(hand_trace) is False
+    assert not check_hand_trace(hand_trace)
     assert "not implemented yet" in capsys.readouterr().out
 
 
@@ -97,7 +97,7 @@ def firing_comprehension(x, W1, b1):
 
 @pytest.mark.parametrize("fn", [firing_numpy, firing_loops, firing_comprehension])
 def test_firing_units_accepts_correct_styles(fn, capsys):
-    assert check_firing_units(fn) is True, capsys.readouterr().out
+    assert check_firing_units(fn), capsys.readouterr().out
 
 
 def pre(x, W1, b1):
@@ -112,19 +112,19 @@ def pre(x, W1, b1):
     (lambda x, W1, b1: [k for k in range(len(b1)) if np.dot(W1[k], x) + b1[k] > 0], "W1 read by rows"),
 ])
 def test_firing_units_names_the_mistake(fn, named, capsys):
-    assert check_firing_units(fn) is False
+    assert not check_firing_units(fn)
     assert named in capsys.readouterr().out
 
 
 def test_firing_units_returning_activations_gets_told(capsys):
-    assert check_firing_units(lambda x, W1, b1: relu(pre(x, W1, b1)).tolist()) is False
+    assert not check_firing_units(lambda x, W1, b1: relu(pre(x, W1, b1)).tolist())
     assert "not whole" in capsys.readouterr().out
 
 
 # ---- exercise 3: the detector ---------------------------------------------------------------------------
 @pytest.mark.parametrize("answer", [([1, -1], -1), ([2.5, -2.5], -2.5), (np.array([1.0, -1.0]), -1.0)])
 def test_detector_accepts_any_positive_multiple(answer, capsys):
-    assert check_detector(lambda: answer) is True, capsys.readouterr().out
+    assert check_detector(lambda: answer), capsys.readouterr().out
 
 
 @pytest.mark.parametrize("answer, message", [
@@ -136,5 +136,5 @@ def test_detector_accepts_any_positive_multiple(answer, capsys):
     (([1, -1],), "expected (w, b)"),
 ])
 def test_detector_wrong_answers(answer, message, capsys):
-    assert check_detector(lambda: answer) is False
+    assert not check_detector(lambda: answer)
     assert message in capsys.readouterr().out

@@ -218,7 +218,7 @@ def ffn_via_the_x_at_w_convention(x, W1, b1, W2, b2):
                                 ffn_numpy_returning_array, ffn_returning_tuple, ffn_via_the_x_at_w_convention,
                                 flat.ffn_forward])
 def test_ffn_forward_accepts_correct_styles(fn, capsys):
-    assert check_ffn_forward(fn) is True
+    assert check_ffn_forward(fn)
     out = capsys.readouterr().out
     assert "all 4 cases pass" in out and "\u2718" not in out
 
@@ -380,14 +380,14 @@ def test_the_bank_names_every_mistake_once():
 
 @pytest.mark.parametrize("fn, named", WRONG_FFNS, ids=[fn.__name__ for fn, _ in WRONG_FFNS])
 def test_ffn_forward_names_the_mistake(fn, named, capsys):
-    assert check_ffn_forward(fn) is False
+    assert not check_ffn_forward(fn)
     out = capsys.readouterr().out
     assert f"Likely mistake: {named}" in out, out
     assert out.count("Likely mistake") == 1 and "Possibly" not in out
 
 
 def test_a_wrong_stride_that_crashes_shows_the_learners_line(capsys):
-    assert check_ffn_forward(one_stride_d) is False
+    assert not check_ffn_forward(one_stride_d)
     out = capsys.readouterr().out
     assert ("raised IndexError: list index out of range (line 5 of one_stride_d: "
             "`return [sum(W2[k * D + i]") in out
@@ -395,7 +395,7 @@ def test_a_wrong_stride_that_crashes_shows_the_learners_line(capsys):
 
 
 def test_ffn_forward_with_no_known_mistake_shows_expected_and_got(capsys):
-    assert check_ffn_forward(lambda x, W1, b1, W2, b2: [1.0] * len(x)) is False
+    assert not check_ffn_forward(lambda x, W1, b1, W2, b2: [1.0] * len(x))
     out = capsys.readouterr().out
     assert "expected [-1.545, 3.485], got [1, 1]" in out and "Hint: z[i] = sum over j" in out
 
@@ -449,7 +449,7 @@ def changes_b1(x, W1, b1, W2, b2):
     (changes_b1, "changed its input `b1` in place"),
 ])
 def test_ffn_forward_bad_returns_get_their_own_message(fn, message, capsys):
-    assert check_ffn_forward(fn) is False
+    assert not check_ffn_forward(fn)
     out = capsys.readouterr().out
     assert message in out, out
     assert "Traceback" not in out
@@ -460,13 +460,13 @@ def test_ffn_forward_bad_returns_get_their_own_message(fn, message, capsys):
     (ffn_nested_loops([1.0], [1.0], [0.0], [1.0], [0.0]), "expected a function"),
 ])
 def test_ffn_forward_stub_and_non_function(fn, message, capsys):
-    assert check_ffn_forward(fn) is False
+    assert not check_ffn_forward(fn)
     out = capsys.readouterr().out
     assert message in out and "\u2718" not in out
 
 
 def test_a_right_answer_that_mutates_its_input_is_not_misdiagnosed(capsys):
-    assert check_ffn_forward(changes_x) is False
+    assert not check_ffn_forward(changes_x)
     out = capsys.readouterr().out
     assert "Likely mistake" not in out and "Possibly" not in out
 
@@ -502,7 +502,7 @@ def matvec_numpy(M, v):
 
 @pytest.mark.parametrize("fn", [matvec_loops, matvec_rows_sliced, matvec_numpy, flat.matvec])
 def test_matvec_accepts_correct_styles(fn, capsys):
-    assert check_matvec(fn) is True, capsys.readouterr().out
+    assert check_matvec(fn), capsys.readouterr().out
 
 
 def matvec_stride_rows(M, v):
@@ -535,7 +535,7 @@ def matvec_not_reset(M, v):
     (matvec_not_reset, "the running sum is not reset for each row"),
 ])
 def test_matvec_names_the_mistake(fn, named, capsys):
-    assert check_matvec(fn) is False
+    assert not check_matvec(fn)
     out = capsys.readouterr().out
     assert f"Likely mistake: {named}" in out, out
 
@@ -548,14 +548,14 @@ def test_matvec_names_the_mistake(fn, named, capsys):
     (lambda M, v: [M[0] / 0.0], "raised ZeroDivisionError"),
 ])
 def test_matvec_bad_returns(fn, message, capsys):
-    assert check_matvec(fn) is False
+    assert not check_matvec(fn)
     assert message in capsys.readouterr().out
 
 
 def test_matvec_stub_and_a_single_number_for_one_row(capsys):
     def matvec(M, v):
         raise NotImplementedError("your code here")
-    assert check_matvec(matvec) is False
+    assert not check_matvec(matvec)
     assert "matvec: not implemented yet" in capsys.readouterr().out
     check_matvec(lambda M, v: [0.0])  # one number for every case: right length only for the 1 x 3 case
     assert "returned 1 number; expected 3" in capsys.readouterr().out
@@ -589,7 +589,7 @@ def transpose_slicing(M, n_rows, n_cols):
 @pytest.mark.parametrize("fn", [transpose_loops, transpose_preallocated, transpose_numpy, transpose_slicing,
                                 flat.transpose])
 def test_transpose_accepts_correct_styles(fn, capsys):
-    assert check_transpose(fn) is True, capsys.readouterr().out
+    assert check_transpose(fn), capsys.readouterr().out
 
 
 def transpose_loops_swapped(M, n_rows, n_cols):
@@ -619,14 +619,14 @@ def transpose_arguments_swapped(M, n_rows, n_cols):
     (transpose_arguments_swapped, "n_rows and n_cols swapped"),
 ])
 def test_transpose_names_the_mistake(fn, named, capsys):
-    assert check_transpose(fn) is False
+    assert not check_transpose(fn)
     out = capsys.readouterr().out
     assert f"Likely mistake: {named}" in out, out
 
 
 def test_the_original_order_diagnosis_names_both_slips_that_give_it(capsys):
     for fn in (transpose_loops_swapped, transpose_reads_the_output_position):
-        assert check_transpose(fn) is False
+        assert not check_transpose(fn)
         out = capsys.readouterr().out
         assert "the loops the wrong way round (i outside, j inside)" in out, out
         assert "the loops the right way round while reading M[j * n_rows + i]" in out, out
@@ -640,7 +640,7 @@ def test_the_original_order_diagnosis_names_both_slips_that_give_it(capsys):
     (lambda M, r, c: M.reverse(), "returned None"),
 ])
 def test_transpose_bad_returns(fn, message, capsys):
-    assert check_transpose(fn) is False
+    assert not check_transpose(fn)
     assert message in capsys.readouterr().out
 
 
@@ -648,5 +648,5 @@ def test_transpose_that_sorts_in_place_is_told(capsys):
     def transpose(M, n_rows, n_cols):
         M.sort(key=lambda value: value % 10)   # sorts by column, which happens to give the transpose
         return M
-    assert check_transpose(transpose) is False
+    assert not check_transpose(transpose)
     assert "changed its input `M` in place" in capsys.readouterr().out

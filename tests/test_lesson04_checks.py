@@ -28,7 +28,7 @@ def verdict(check, fn, capsys):
 
 def assert_passes(check, fn, capsys):
     result, out, escaped = verdict(check, fn, capsys)
-    assert result is True, out
+    assert result, out
     assert "cases pass. Well done!" in out and FAIL not in out, out
     assert not escaped, [str(w.message) for w in escaped]
     return out
@@ -36,7 +36,7 @@ def assert_passes(check, fn, capsys):
 
 def assert_fails_with(check, fn, capsys, *phrases):
     result, out, _ = verdict(check, fn, capsys)
-    assert result is False, out
+    assert not result, out
     for phrase in phrases:
         assert phrase in out, f"{phrase!r} not in:\n{out}"
     return out
@@ -111,7 +111,7 @@ def test_gelu_stub_says_not_implemented(capsys):
     def gelu(z):
         raise NotImplementedError("your code here")
     result, out, _ = verdict(check_gelu, gelu, capsys)
-    assert result is False
+    assert not result
     assert out.strip() == ("gelu: not implemented yet (replace the `raise NotImplementedError` line with "
                            "your code).")
 

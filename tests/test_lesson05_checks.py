@@ -36,7 +36,7 @@ def collapse_by_probing(W1, b1, W2, b2):
 
 @pytest.mark.parametrize("fn", [collapse_numpy, collapse_loops, collapse_einsum, collapse_by_probing])
 def test_collapse_accepts_correct_styles(fn, capsys):
-    assert check_collapse(fn) is True, capsys.readouterr().out
+    assert check_collapse(fn), capsys.readouterr().out
     assert "all 3 cases pass" in capsys.readouterr().out
 
 
@@ -49,14 +49,14 @@ def test_collapse_accepts_correct_styles(fn, capsys):
     (lambda W1, b1, W2, b2: ((W1 @ W2).T, b1 @ W2 + b2), "W transposed (the column-vector convention)"),
 ])
 def test_collapse_names_the_mistake(fn, named, capsys):
-    assert check_collapse(fn) is False
+    assert not check_collapse(fn)
     assert named in capsys.readouterr().out
 
 
 def test_collapse_wrong_order_is_named_even_though_it_crashes_on_non_square_layers(capsys):
     def wrong_order(W1, b1, W2, b2):
         return W2 @ W1, b1 @ W2 + b2
-    assert check_collapse(wrong_order) is False
+    assert not check_collapse(wrong_order)
     out = capsys.readouterr().out
     assert "raised ValueError" in out and "line 2 of wrong_order" in out
     assert "Likely mistake: the product in the wrong order" in out
@@ -79,7 +79,7 @@ def test_collapse_wrong_order_is_named_even_though_it_crashes_on_non_square_laye
     ("collapse", "expected a function"),
 ])
 def test_collapse_bad_returns_get_clear_messages(fn, message, capsys):
-    assert check_collapse(fn) is False
+    assert not check_collapse(fn)
     assert message in capsys.readouterr().out
 
 
@@ -87,25 +87,25 @@ def test_collapse_that_changes_an_input_in_place_is_told(capsys):
     def in_place(W1, b1, W2, b2):
         b2 += b1 @ W2
         return W1 @ W2, b2
-    assert check_collapse(in_place) is False
+    assert not check_collapse(in_place)
     assert "changed its input `b2` in place" in capsys.readouterr().out
 
 
 def test_collapse_stub_says_not_implemented(capsys):
-    assert check_collapse(stub) is False
+    assert not check_collapse(stub)
     out = capsys.readouterr().out
     assert "not implemented yet" in out and "\u2718" not in out
 
 
 def test_collapse_dict_message_shows_no_repr_and_does_not_call_it_a_matrix(capsys):
-    assert check_collapse(lambda W1, b1, W2, b2: {"W": W1 @ W2, "b": b1 @ W2 + b2}) is False
+    assert not check_collapse(lambda W1, b1, W2, b2: {"W": W1 @ W2, "b": b1 @ W2 + b2})
     out = capsys.readouterr().out
     assert out.count("returned a dict;") == 1 and out.count("the same as above") == 2
     assert "array(" not in out and "{" not in out and "matrix alone" not in out
 
 
 def test_collapse_unknown_mistake_gets_the_hint(capsys):
-    assert check_collapse(lambda W1, b1, W2, b2: (W1 @ W2 + 1.0, b1 @ W2 + b2)) is False
+    assert not check_collapse(lambda W1, b1, W2, b2: (W1 @ W2 + 1.0, b1 @ W2 + b2))
     assert "Hint: expand" in capsys.readouterr().out
 
 
@@ -128,7 +128,7 @@ def residual_by_probing(W1, W2):
 
 @pytest.mark.parametrize("fn", [residual_numpy, residual_loops, residual_by_probing])
 def test_residual_collapse_accepts_correct_styles(fn, capsys):
-    assert check_residual_collapse(fn) is True, capsys.readouterr().out
+    assert check_residual_collapse(fn), capsys.readouterr().out
 
 
 @pytest.mark.parametrize("fn, named", [
@@ -142,7 +142,7 @@ def test_residual_collapse_accepts_correct_styles(fn, capsys):
     (lambda W1, W2: W1 @ W2 + np.identity(len(W2)), "Likely mistake: the identity of size d_ff"),
 ])
 def test_residual_collapse_names_the_mistake(fn, named, capsys):
-    assert check_residual_collapse(fn) is False
+    assert not check_residual_collapse(fn)
     out = capsys.readouterr().out
     assert named in out
     assert out.count("\n  Likely mistake:") == 1 and "\n  Possibly:" not in out
@@ -155,11 +155,11 @@ def test_residual_collapse_tells_the_two_crashing_mistakes_apart(capsys):
 
     def wrong_order(W1, W2):
         return np.eye(W1.shape[0]) + W2 @ W1
-    assert check_residual_collapse(identity_of_d_ff) is False
+    assert not check_residual_collapse(identity_of_d_ff)
     out = capsys.readouterr().out
     assert "\u2714 d = 2, d_ff = 2 (square)" in out and "raised ValueError" in out
     assert "the identity of size d_ff" in out and "wrong order" not in out
-    assert check_residual_collapse(wrong_order) is False
+    assert not check_residual_collapse(wrong_order)
     out = capsys.readouterr().out
     assert "Likely mistake: the product in the wrong order, W2 W1" in out and "size d_ff" not in out
 
@@ -174,12 +174,12 @@ def test_residual_collapse_tells_the_two_crashing_mistakes_apart(capsys):
     (residual_numpy(np.eye(2), np.eye(2)), "expected a function"),
 ])
 def test_residual_collapse_bad_returns(fn, message, capsys):
-    assert check_residual_collapse(fn) is False
+    assert not check_residual_collapse(fn)
     assert message in capsys.readouterr().out
 
 
 def test_residual_collapse_stub(capsys):
-    assert check_residual_collapse(stub) is False
+    assert not check_residual_collapse(stub)
     assert "not implemented yet" in capsys.readouterr().out
 
 
@@ -202,7 +202,7 @@ def one_unit(scale=1.0):
     (np.array([[0.5], [0.5], [-1.0]]), np.array([-0.5]), np.array([[2.0]]), np.array([0.0])),  # height by W2
 ])
 def test_detector_weights_accepts_any_exact_detector(answer, capsys):
-    assert check_detector_weights(lambda: answer) is True, capsys.readouterr().out
+    assert check_detector_weights(lambda: answer), capsys.readouterr().out
     assert "all 8 cases pass" in capsys.readouterr().out
 
 
@@ -231,7 +231,7 @@ def unit(wa, wb, wc, bias, out=1.0, b2=0.0):
     (unit(-1, -1, -1, 0), "silent everywhere"),                                            # never fires
 ])
 def test_detector_weights_names_the_mistake(answer, named, capsys):
-    assert check_detector_weights(lambda: answer) is False
+    assert not check_detector_weights(lambda: answer)
     out = capsys.readouterr().out
     assert named in out
     assert out.count("Likely mistake") == 1
@@ -239,16 +239,16 @@ def test_detector_weights_names_the_mistake(answer, named, capsys):
 
 def test_detector_weights_threshold_too_low_is_not_blamed_on_c(capsys):
     """b1 = 0: A alone, B alone and A+B+C all fire. One diagnosis, the threshold; C's weight is right."""
-    assert check_detector_weights(lambda: unit(1, 1, -1, 0)) is False
+    assert not check_detector_weights(lambda: unit(1, 1, -1, 0))
     out = capsys.readouterr().out
     assert out.count("Likely mistake") == 1 and "threshold is too low" in out
     assert "C does not switch" not in out and "C raises" not in out
 
 
 def test_detector_weights_header_says_unit_or_units(capsys):
-    assert check_detector_weights(lambda: one_unit()) is True
+    assert check_detector_weights(lambda: one_unit())
     assert "with 1 hidden unit on all 8 inputs" in capsys.readouterr().out
-    assert check_detector_weights(lambda: tuple(DETECTOR[k] for k in ("W1", "b1", "W2", "b2"))) is True
+    assert check_detector_weights(lambda: tuple(DETECTOR[k] for k in ("W1", "b1", "W2", "b2")))
     assert "with 2 hidden units on all 8 inputs" in capsys.readouterr().out
 
 
@@ -268,14 +268,14 @@ def test_detector_weights_header_says_unit_or_units(capsys):
     (None, "returned None"),
 ])
 def test_detector_weights_bad_shapes(answer, message, capsys):
-    assert check_detector_weights(lambda: answer) is False
+    assert not check_detector_weights(lambda: answer)
     assert message in capsys.readouterr().out
 
 
 def test_detector_weights_stub_exception_and_not_a_function(capsys):
-    assert check_detector_weights(stub) is False
+    assert not check_detector_weights(stub)
     assert "not implemented yet" in capsys.readouterr().out
-    assert check_detector_weights(lambda: [][0]) is False
+    assert not check_detector_weights(lambda: [][0])
     assert "raised IndexError" in capsys.readouterr().out
-    assert check_detector_weights(one_unit()) is False
+    assert not check_detector_weights(one_unit())
     assert "expected a function" in capsys.readouterr().out

@@ -62,7 +62,7 @@ def route_reversed_ascending(logits, k):
                                 route_reversed_ascending])
 def test_route_accepts_correct_styles(fn, capsys):
     result, out = grade(check_route, fn, capsys)
-    assert result is True, out
+    assert result, out
     assert "all 8 cases pass" in out and "\u2718" not in out
 
 
@@ -127,14 +127,14 @@ WRONG_ROUTES = [
 @pytest.mark.parametrize("fn, diagnosis", WRONG_ROUTES, ids=[f.__name__ for f, _ in WRONG_ROUTES])
 def test_route_names_each_mistake(fn, diagnosis, capsys):
     result, out = grade(check_route, fn, capsys)
-    assert result is False
+    assert not result
     assert diagnosis in out, out
     assert out.count("Likely mistake") + out.count("Possibly") == 1
 
 
 def test_route_k_ignored_is_explained_by_the_shape(capsys):
     result, out = grade(check_route, route_always_two, capsys)
-    assert result is False
+    assert not result
     assert "\u2718 k = 1: the best expert alone, with weight 1: your function returned `experts` of shape " \
            "(3, 2); expected (3, 1), one row per token. You always keep 2; keep k = 1" in out
 
@@ -145,7 +145,7 @@ def test_route_exp_without_dividing_overflows_and_is_named(capsys):
         with np.errstate(over="ignore"):
             return experts, np.exp(np.take_along_axis(logits, experts, 1))
     result, out = grade(check_route, exp_only, capsys)
-    assert result is False
+    assert not result
     assert "Likely mistake: weights are exp(logit), never divided by their sum" in out
     assert "NaN or infinity in `weights`" in out
 
@@ -157,7 +157,7 @@ def test_route_naive_softmax_fails_only_on_large_logits(capsys):
             e = np.exp(np.take_along_axis(logits, experts, 1))
             return experts, e / e.sum(axis=1, keepdims=True)
     result, out = grade(check_route, naive, capsys)
-    assert result is False
+    assert not result
     assert out.count("  \u2718") == 1 and "\u2718 large logits" in out
     assert "Subtract each row's largest logit" in out
 
@@ -168,7 +168,7 @@ def test_route_kth_threshold_keeps_every_tied_expert(capsys):
         experts = [np.flatnonzero(row >= t) for row, t in zip(logits, kth)]
         return experts, [stable_softmax(row[e].tolist()) for row, e in zip(logits, experts)]
     result, out = grade(check_route, threshold, capsys)
-    assert result is False
+    assert not result
     assert "\u2718 a tie for second place" in out and "keeps every tied expert" in out
     assert "\u2714 top 2 of 8 experts" in out
 
@@ -178,7 +178,7 @@ def test_route_ragged_rows_are_explained(capsys):
         experts = [list(range(k + (t % 2))) for t in range(len(logits))]
         return experts, [[1.0 / len(e)] * len(e) for e in experts]
     result, out = grade(check_route, ragged, capsys)
-    assert result is False and "rows of different lengths" in out
+    assert not result and "rows of different lengths" in out
 
 
 def test_route_same_expert_twice_is_explained(capsys):
@@ -186,7 +186,7 @@ def test_route_same_expert_twice_is_explained(capsys):
         experts = [[int(np.flatnonzero(row == v)[0]) for v in -np.sort(-row)[:k]] for row in logits]
         return experts, [stable_softmax(row[e].tolist()) for row, e in zip(logits, experts)]
     result, out = grade(check_route, by_value, capsys)
-    assert result is False and "the same expert twice for token 0" in out
+    assert not result and "the same expert twice for token 0" in out
 
 
 def test_route_logits_instead_of_indices(capsys):
@@ -194,7 +194,7 @@ def test_route_logits_instead_of_indices(capsys):
         top = -np.sort(-logits, axis=1)[:, :k]
         return top, [stable_softmax(row) for row in top.tolist()]
     result, out = grade(check_route, values, capsys)
-    assert result is False and "not whole numbers" in out
+    assert not result and "not whole numbers" in out
 
 
 def test_route_counting_from_one(capsys):
@@ -202,7 +202,7 @@ def test_route_counting_from_one(capsys):
         experts, weights = route_numpy(logits, k)
         return experts + 1, weights
     result, out = grade(check_route, from_one, capsys)
-    assert result is False and "Expert indices count from 0" in out
+    assert not result and "Expert indices count from 0" in out
 
 
 def test_route_weights_for_every_expert(capsys):
@@ -212,12 +212,12 @@ def test_route_weights_for_every_expert(capsys):
         np.put_along_axis(full, experts, weights, axis=1)
         return experts, full
     result, out = grade(check_route, every, capsys)
-    assert result is False and "a weight for every expert" in out
+    assert not result and "a weight for every expert" in out
 
 
 def test_route_single_return_value(capsys):
     result, out = grade(check_route, lambda logits, k: np.argsort(-logits)[:, :k], capsys)
-    assert result is False and "return two arrays, `experts, weights`" in out
+    assert not result and "return two arrays, `experts, weights`" in out
 
 
 def test_route_changing_logits_in_place(capsys):
@@ -226,7 +226,7 @@ def test_route_changing_logits_in_place(capsys):
         logits[:] = 0.0
         return experts, weights
     result, out = grade(check_route, in_place, capsys)
-    assert result is False and "changed its input `logits` in place" in out
+    assert not result and "changed its input `logits` in place" in out
 
 
 @pytest.mark.parametrize("fn, message", [
@@ -236,12 +236,12 @@ def test_route_changing_logits_in_place(capsys):
 ], ids=["stub", "none", "raises"])
 def test_route_stub_none_and_exception(fn, message, capsys):
     result, out = grade(check_route, fn, capsys)
-    assert result is False and message in out
+    assert not result and message in out
 
 
 def test_route_not_a_function(capsys):
     result, out = grade(check_route, ([[0, 1]], [[0.5, 0.5]]), capsys)
-    assert result is False and "expected a function" in out
+    assert not result and "expected a function" in out
 
 
 def test_route_cases_have_ties_only_where_intended():
@@ -299,7 +299,7 @@ def test_moe_threshold_mask_fails_only_when_a_tie_lets_k_plus_one_through(capsys
         p /= p.sum(1, keepdims=True)
         return np.einsum("ne,ned->nd", p, np.stack([expert(x) for expert in experts], axis=1))
     result, out = grade(check_moe_forward, threshold, capsys)
-    assert result is False
+    assert not result
     assert out.count("  \u2718") == 1 and "\u2718 two experts tied" in out
 
 
@@ -308,7 +308,7 @@ def test_moe_threshold_mask_fails_only_when_a_tie_lets_k_plus_one_through(capsys
                          ids=["per_token", "grouped", "dense_then_mask", "reference"])
 def test_moe_accepts_correct_styles(fn, capsys):
     result, out = grade(check_moe_forward, fn, capsys)
-    assert result is True, out
+    assert result, out
     assert "all 6 cases pass" in out
 
 
@@ -378,14 +378,14 @@ WRONG_MOES = [
 @pytest.mark.parametrize("fn, diagnosis", WRONG_MOES, ids=[d.split(":")[0][:30] for _, d in WRONG_MOES])
 def test_moe_names_each_mistake(fn, diagnosis, capsys):
     result, out = grade(check_moe_forward, fn, capsys)
-    assert result is False
+    assert not result
     verdict = [line for line in out.splitlines() if line.startswith(("  Likely mistake", "  Possibly"))]
     assert len(verdict) == 1 and diagnosis in verdict[0], out
 
 
 def test_moe_transposed_router_runs_on_the_square_case_only(capsys):
     result, out = grade(check_moe_forward, moe_transposed_router, capsys)
-    assert result is False
+    assert not result
     assert "\u2718 5 tokens, top 2 of 4 experts, d = 4: expected" in out
     assert "\u2718 6 tokens, top 2 of 8 experts, d = 3: your function raised ValueError" in out
     assert "Likely mistake: the router read transposed" in out
@@ -408,12 +408,12 @@ def test_moe_stacked_outputs_get_a_shape_hint(capsys):
         chosen = np.argsort(-(x @ W_router), axis=1)[:, :k]
         return np.stack([np.stack([experts[e](x[t:t + 1])[0] for e in chosen[t]]) for t in range(len(x))])
     result, out = grade(check_moe_forward, stacked, capsys)
-    assert result is False and "add them up (weighted) over the k axis" in out
+    assert not result and "add them up (weighted) over the k axis" in out
 
 
 def test_moe_returning_the_logits_gets_a_shape_hint(capsys):
     result, out = grade(check_moe_forward, lambda x, W, experts, k: x @ W, capsys)
-    assert result is False and "shape of the router's logits" in out
+    assert not result and "shape of the router's logits" in out
 
 
 def test_moe_changing_x_in_place(capsys):
@@ -422,7 +422,7 @@ def test_moe_changing_x_in_place(capsys):
         x *= 0
         return y
     result, out = grade(check_moe_forward, in_place, capsys)
-    assert result is False and "changed its input `x` in place" in out
+    assert not result and "changed its input `x` in place" in out
 
 
 def test_moe_masking_by_value_fails_only_the_tie_case(capsys):
@@ -440,7 +440,7 @@ def test_moe_masking_by_value_fails_only_the_tie_case(capsys):
                 y[t] += weight * experts[e](x[t:t + 1])[0]
         return y
     result, out = grade(check_moe_forward, mask_by_value, capsys)
-    assert result is False
+    assert not result
     assert out.count("  \u2718") == 1 and "\u2718 two experts tied" in out
 
 
@@ -453,7 +453,7 @@ def test_moe_masking_by_value_fails_only_the_tie_case(capsys):
 ], ids=["stub", "none", "raises", "list", "nan"])
 def test_moe_stub_none_exception_type_and_nan(fn, message, capsys):
     result, out = grade(check_moe_forward, fn, capsys)
-    assert result is False and message in out
+    assert not result and message in out
 
 
 def test_moe_cases_exercise_what_they_claim():
@@ -507,7 +507,7 @@ def block_eps_on_std(x, ffn):
 @pytest.mark.parametrize("fn", [block_reference_style, block_own_norm, block_rows_loop, block_eps_on_std])
 def test_block_accepts_correct_styles(fn, capsys):
     result, out = grade(check_residual_block, fn, capsys)
-    assert result is True, out
+    assert result, out
     assert "all 8 cases pass" in out
 
 
@@ -532,7 +532,7 @@ WRONG_BLOCKS = [
 @pytest.mark.parametrize("fn, diagnosis", WRONG_BLOCKS, ids=[d[:30] for _, d in WRONG_BLOCKS])
 def test_block_names_each_mistake(fn, diagnosis, capsys):
     result, out = grade(check_residual_block, fn, capsys)
-    assert result is False
+    assert not result
     assert f"Likely mistake: {diagnosis}" in out, out
 
 
@@ -545,7 +545,7 @@ def textbook_no_eps(x, ffn):
 def test_block_without_eps_fails_only_the_constant_token_and_is_named(capsys):
     with np.errstate(invalid="ignore"):
         result, out = grade(check_residual_block, textbook_no_eps, capsys)
-    assert result is False
+    assert not result
     assert "1 of 8 cases failed" in out, out
     failed = [line for line in out.splitlines() if line.startswith("  \u2718")]
     assert len(failed) == 1 and "a constant token" in failed[0] and "NaN" in failed[0], out
@@ -587,7 +587,7 @@ def test_block_in_place_addition_is_caught(capsys):
         x += ffn(layer_norm(x))
         return x
     result, out = grade(check_residual_block, in_place, capsys)
-    assert result is False and "changed its input `x` in place" in out
+    assert not result and "changed its input `x` in place" in out
 
 
 @pytest.mark.parametrize("fn, message", [
@@ -598,7 +598,7 @@ def test_block_in_place_addition_is_caught(capsys):
 ], ids=["stub", "none", "wrong_shape", "raises"])
 def test_block_stub_none_shape_and_exception(fn, message, capsys):
     result, out = grade(check_residual_block, fn, capsys)
-    assert result is False and message in out
+    assert not result and message in out
 
 
 # --------------------------------------------------------------------------------------------------------
@@ -611,4 +611,4 @@ def test_every_mutant_is_diagnosed_as_itself(check, mistakes, capsys):
     for mistake in mistakes:
         result, out = grade(check, mistake.fn, capsys)
         verdict = [line for line in out.splitlines() if line.startswith(("  Likely mistake", "  Possibly"))]
-        assert result is False and len(verdict) == 1 and mistake.name in verdict[0], (mistake.name, out)
+        assert not result and len(verdict) == 1 and mistake.name in verdict[0], (mistake.name, out)

@@ -44,7 +44,7 @@ import nbformat
 from nbclient import NotebookClient
 from nbclient.exceptions import CellTimeoutError, DeadKernelError
 
-from notebooks import CHECK_CALL  # tools/notebooks.py: what a check call looks like
+from notebooks import CHECK_CALL, QUIET_KERNEL  # tools/notebooks.py: a check call; a quiet kernel
 
 ROOT = Path(__file__).resolve().parent.parent
 PASS, FAIL, NOT_RUN, ABSENT = "pass", "fail", "not run", ""
@@ -67,7 +67,7 @@ def _ffn_grading_setup(record_path):
             finally:
                 own = re.search(rf"^\\s*{name}\\(", cell["source"], re.MULTILINE) is not None
                 with open(record_path, "a") as record:
-                    record.write(json.dumps({"check": name, "passed": verdict is True, "own_cell": own}) + "\\n")
+                    record.write(json.dumps({"check": name, "passed": bool(verdict), "own_cell": own}) + "\\n")
         return recorded
     for module_name in checks.LESSON_MODULES:
         module = import_module(f"helpers.checks.{module_name}")
@@ -177,7 +177,7 @@ def grade_notebook(learner: str, path: Path, submissions: Path, out: Path, expec
         client = NotebookClient(nb, kernel_name="python3", allow_errors=True, record_timing=False,
                                 startup_timeout=60, store_widget_state=False, timeout_func=time_left,
                                 on_cell_start=lambda cell, cell_index: running.update(cell=cell_index),
-                                resources={"metadata": {"path": scratch}})
+                                resources={"metadata": {"path": scratch}}, extra_arguments=QUIET_KERNEL)
         try:
             client.execute()
         except CellTimeoutError:

@@ -1,6 +1,7 @@
 """Write the learner's notebooks/ from solutions/, the single source.
 
-    python tools/notebooks.py generate [--force] [NAME ...]  write notebooks/NAME from solutions/NAME, executed
+    python tools/notebooks.py generate [--force] [--rerun] [NAME ...]
+                                                             write notebooks/NAME from solutions/NAME, executed
     python tools/notebooks.py execute [NAME ...]             re-execute solutions/NAME in place (stored outputs)
     python tools/notebooks.py check                          exit 1 when notebooks/ is stale
 
@@ -10,7 +11,12 @@ function body. The learner's copy replaces each such block with a stub that rais
 
 Every learner copy records a hash of each cell's source in its metadata. `generate` compares a notebook
 already in notebooks/ against those hashes before overwriting it: if a learner edited, added or deleted a
-cell, it refuses and names the cells; with --force it first copies the learner's file to backups/.
+cell, it refuses and names the cells (by exercise title or first line); with --force it first copies the
+learner's file to backups/. A learner copy whose cells already match its solution is left as it is, so that
+re-running `generate` does not rewrite (and re-time) unchanged lessons; name a notebook, or pass --rerun, to
+re-execute it anyway (after a change to helpers/ that alters its printed output).
+
+The conventions card, solutions/conventions.md, is copied to notebooks/ beside the lessons that link to it.
 """
 from __future__ import annotations
 
@@ -25,19 +31,26 @@ from pathlib import Path
 import nbformat
 from nbclient import NotebookClient
 
+# CHECK_CALL: a cell line that grades an exercise, `check_<exercise>(...)` at the start of a line (tools/grade.py
+# records these calls; tests/test_notebooks.py requires one after every exercise). EXERCISE_HEADING: an
+# exercise's title. helpers.progress defines both, as `make progress` must run without nbformat.
+from helpers.progress import CHECK_CALL, EXERCISE_HEADING
+
 ROOT = Path(__file__).resolve().parent.parent
 SOLUTIONS = ROOT / "solutions"
 NOTEBOOKS = ROOT / "notebooks"
 BACKUPS = ROOT / "backups"
 
 BEGIN = "### BEGIN SOLUTION"
-# A cell line that grades an exercise: `check_<exercise>(...)` at the start of a line. tools/grade.py records
-# these calls, and tests/test_notebooks.py requires one after every exercise.
-CHECK_CALL = re.compile(r"^\s*(check_\w+)\(", re.MULTILINE)
 END = "### END SOLUTION"
 STUB = ["# YOUR CODE HERE", 'raise NotImplementedError("your code here")']
 META_KEY = "ffn_course"
 EXECUTE_TIMEOUT = 300  # seconds per cell; every notebook is meant to run in a few seconds
+# The kernel's own warnings (ipykernel 7 warns that its local TCP sockets are not encrypted) would only
+# bury the make output; its errors still show.
+QUIET_KERNEL = ["--IPKernelApp.log_level=ERROR"]
+# Files of solutions/ that the learner edition carries as they are (lessons link to them).
+COPIED = ("conventions.md",)
 
 
 class MarkerError(ValueError):
@@ -94,6 +107,30 @@ def learner_version(solution: nbformat.NotebookNode, name: str) -> nbformat.Note
     return nb
 
 
+def first_line(source: str, limit: int = 60) -> str:
+    """A cell's first non-empty line (markdown heading marks dropped), cut to `limit` characters."""
+    for line in source.splitlines():
+        line = line.strip().lstrip("#").strip()
+        if line:
+            return line if len(line) <= limit else line[:limit - 3] + "..."
+    return "(empty)"
+
+
+def describe_cell(cells: list, index: int, exercises: set[str] = frozenset()) -> str:
+    """How a learner finds cell `index` in Jupyter, which shows no cell numbers: an exercise by its title
+    ("the code of Exercise 2 · Which units fire?"), any other cell by its first line."""
+    cell = cells[index]
+    if cell.get("cell_type") == "code" and (cell.get("id") in exercises or BEGIN in cell.get("source", "")):
+        for previous in reversed(cells[:index]):
+            if previous.get("cell_type") == "markdown":
+                heading = EXERCISE_HEADING.search(previous.get("source", ""))
+                if heading:
+                    return f"the code of {heading.group(1).strip()}"
+        return f"the exercise cell starting `{first_line(cell.get('source', ''))}`"
+    kind = "markdown" if cell.get("cell_type") == "markdown" else "code"
+    return f"the {kind} cell starting `{first_line(cell.get('source', ''))}`"
+
+
 def learner_changes(existing: nbformat.NotebookNode) -> list[str]:
     """What a learner changed in a generated notebook since it was written (empty when untouched)."""
     meta = existing.metadata.get(META_KEY, {})
@@ -103,7 +140,7 @@ def learner_changes(existing: nbformat.NotebookNode) -> list[str]:
     changes, seen = [], set()
     for index, cell in enumerate(existing.cells):
         seen.add(cell.get("id"))
-        label = f"cell {index + 1}" + (" (an exercise)" if cell.get("id") in exercises else "")
+        label = describe_cell(existing.cells, index, exercises)
         if cell.get("id") not in recorded:
             changes.append(f"{label} was added")
         elif sha(cell.source) != recorded[cell.id]:
@@ -145,7 +182,8 @@ def execute(nb: nbformat.NotebookNode, cwd: Path) -> None:
     # Widget state is not stored: its model ids are random (every run would rewrite the JSON), and the
     # explorer's output carries a still picture for readers without a live kernel.
     client = NotebookClient(nb, timeout=EXECUTE_TIMEOUT, kernel_name="python3", record_timing=False,
-                            store_widget_state=False, resources={"metadata": {"path": str(cwd)}})
+                            store_widget_state=False, resources={"metadata": {"path": str(cwd)}},
+                            extra_arguments=QUIET_KERNEL)
     client.execute()
     for cell in nb.cells:
         if cell.cell_type == "code":
@@ -172,16 +210,40 @@ def solution_names(names: list[str]) -> list[str]:
     return wanted
 
 
-def generate(names: list[str], force: bool) -> int:
+def has_outputs(nb: nbformat.NotebookNode) -> bool:
+    """Whether a notebook was executed: some code cell has stored outputs."""
+    return any(c.get("outputs") for c in nb.cells if c.cell_type == "code")
+
+
+def copy_files() -> list[str]:
+    """Copy COPIED files from solutions/ to notebooks/ where they differ; return the names copied."""
+    copied = []
+    for name in COPIED:
+        source, target = SOLUTIONS / name, NOTEBOOKS / name
+        if source.exists() and (not target.exists() or target.read_bytes() != source.read_bytes()):
+            shutil.copyfile(source, target)
+            copied.append(name)
+    return copied
+
+
+def generate(names: list[str], force: bool, rerun: bool = False) -> int:
+    """Write the learner copies. Without names, only the lessons whose learner copy is missing or differs
+    from its solution are written (all of them with rerun); named ones are always written."""
     refused = []
+    for name in copy_files():
+        print(f"copied   notebooks/{name}")
     for name in solution_names(names):
         learner = learner_version(nbformat.read(SOLUTIONS / name, as_version=4), name)
         target = NOTEBOOKS / name
         if target.exists():
-            changes = learner_changes(nbformat.read(target, as_version=4))
+            existing = nbformat.read(target, as_version=4)
+            if not names and not rerun and same_sources(learner, existing) and has_outputs(existing):
+                print(f"current  notebooks/{name}")
+                continue
+            changes = learner_changes(existing)
             if changes and not force:
                 refused.append(name)
-                print(f"REFUSED  notebooks/{name}: a learner changed it ({'; '.join(changes)}).")
+                print(f"REFUSED  notebooks/{name}: it was edited by hand ({'; '.join(changes)}).")
                 continue
             if changes:
                 BACKUPS.mkdir(exist_ok=True)
@@ -192,8 +254,9 @@ def generate(names: list[str], force: bool) -> int:
         nbformat.write(learner, target)
         print(f"wrote    notebooks/{name}")
     if refused:
-        print("Nothing was overwritten for the notebook(s) above. Save your work elsewhere, or run "
-              "`make notebooks FORCE=1` to back them up to backups/ and regenerate.")
+        print("Nothing was overwritten for the notebook(s) above. notebooks/ is the course's pristine learner "
+              "edition: learners work in work/ (`make lab`), where `make update` merges new editions. Move your "
+              "edits there, or run `make notebooks FORCE=1` to back them up to backups/ and regenerate.")
         return 1
     return 0
 
@@ -214,6 +277,10 @@ def stale() -> list[str]:
     learners = sorted(p.name for p in NOTEBOOKS.glob("*.ipynb"))
     problems += [f"notebooks/{n} is missing" for n in solutions if n not in learners]
     problems += [f"notebooks/{n} has no solutions/{n}" for n in learners if n not in solutions]
+    for name in COPIED:
+        source, target = SOLUTIONS / name, NOTEBOOKS / name
+        if source.exists() and (not target.exists() or target.read_bytes() != source.read_bytes()):
+            problems.append(f"notebooks/{name} differs from solutions/{name}")
     for name in sorted(set(solutions) & set(learners)):
         expected = learner_version(nbformat.read(SOLUTIONS / name, as_version=4), name)
         if not same_sources(expected, nbformat.read(NOTEBOOKS / name, as_version=4)):
@@ -226,13 +293,14 @@ def main(argv: list[str] | None = None) -> int:
     sub = parser.add_subparsers(dest="command", required=True)
     gen = sub.add_parser("generate", help="write notebooks/ from solutions/ (executed)")
     gen.add_argument("--force", action="store_true", help="back up learner-edited notebooks, then overwrite")
+    gen.add_argument("--rerun", action="store_true", help="re-execute every learner copy, changed or not")
     gen.add_argument("names", nargs="*")
     exe = sub.add_parser("execute", help="re-execute solutions/ in place")
     exe.add_argument("names", nargs="*")
     sub.add_parser("check", help="exit 1 when notebooks/ is stale")
     args = parser.parse_args(argv)
     if args.command == "generate":
-        return generate(args.names, args.force)
+        return generate(args.names, args.force, args.rerun)
     if args.command == "execute":
         return execute_solutions(args.names)
     problems = stale()

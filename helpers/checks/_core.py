@@ -23,6 +23,8 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from helpers.checks._verdict import current_tally, first_sentence, grading
+
 PASS, FAIL = "\u2714", "\u2718"  # check mark, ballot x
 NOT_IMPLEMENTED = "not implemented yet"
 _LIBRARY_DIRS = tuple({str(Path(__file__).resolve().parents[1])} |
@@ -266,34 +268,50 @@ class Mistake:
 
 
 class Report:
-    """Prints a check's header, one line per case, and the closing verdict."""
+    """Prints a check's header, one line per case, and the closing verdict; tells the running check's tally
+    (helpers.checks._verdict) what it printed, so the check's Verdict can carry the counts and the mistake."""
 
     def __init__(self, title: str, header: str = ""):
         self.title = title
         self.header = header  # printed before the first verdict, so a stub prints only "not implemented"
         self.ok = True
+        self.tally = current_tally()
 
     def line(self, text: str) -> None:
         if self.header:
             print(f"{self.title}: {self.header}")
             self.header = ""
         print(f"  {text}")
+        self.tally.note_line(text)
 
     def passed(self, name: str, detail: str = "") -> None:
+        self.tally.passed += 1
         self.line(f"{PASS} {name}" + (f": {detail}" if detail else ""))
 
     def failed(self, name: str, message: str) -> None:
         self.ok = False
+        self.tally.failed += 1
+        if not self.tally.problem:
+            self.tally.problem = first_sentence(f"{name}: {message}")
         self.line(f"{FAIL} {name}: {message}")
 
     def not_implemented(self) -> bool:
+        self.tally.not_implemented = True
         print(f"{self.title}: {NOT_IMPLEMENTED} (replace the `raise NotImplementedError` line with your code).")
         return False
 
-    def finish(self, n_cases: int, n_failed: int) -> bool:
+    def finish(self, n_cases: int, n_failed: int, hidden: int = 0, hidden_skipped: bool = False) -> bool:
+        """The closing line. n_cases counts every case judged, `hidden` of them hidden ones; hidden_skipped
+        says the check has hidden cases that did not run (outside grading)."""
+        self.tally.total, self.tally.hidden = n_cases, hidden
+        self.tally.passed = n_cases - n_failed
         if n_failed:
             print(f"{self.title}: {n_failed} of {n_cases} cases failed. Read the first {FAIL} above, fix, "
                   "and run the check again.")
+        elif hidden_skipped:
+            print(f"{self.title}: all {n_cases} public cases pass. When your work is graded, more cases run.")
+        elif hidden:
+            print(f"{self.title}: all {n_cases} cases pass, {hidden} of them hidden ones. Well done!")
         else:
             print(f"{self.title}: all {n_cases} cases pass. Well done!")
         return not n_failed
@@ -367,13 +385,19 @@ def check_function(title: str, fn: Any, cases: Sequence[Case], reference: Callab
                    compare: Callable[[Any, Any], bool] = close,
                    normalize: Callable[[Any], Any] = lambda v: v,
                    describe: Callable[[Any], str] = fmt,
-                   fallback_hint: str = "") -> bool:
+                   fallback_hint: str = "",
+                   hidden: Sequence[Case] = ()) -> bool:
     """Run `fn` on every case against `reference`, print the verdicts, and return True only if all pass.
 
     validate(value, case) returns a message when the value has the wrong kind or shape; normalize turns a
-    valid value into what compare and describe expect (for example a list of floats).
+    valid value into what compare and describe expect (for example a list of floats). `hidden` cases run
+    only while the work is graded (helpers.checks._verdict.grading); otherwise a pass says "public cases".
     """
-    report = Report(title, f"checking {len(cases)} cases")
+    run_hidden = bool(hidden) and grading()
+    cases = list(cases) + (list(hidden) if run_hidden else [])
+    report = Report(title, f"checking {len(cases)} cases"
+                    + (f", {len(hidden)} of them hidden" if run_hidden else ""))
+    report.tally.total = len(cases)  # what a check stopped early (a stub, an exception) is out of
     if not callable(fn):
         return not_a_function(title, fn)
     outcomes: list[tuple[Outcome, Any]] = []
@@ -409,8 +433,9 @@ def check_function(title: str, fn: Any, cases: Sequence[Case], reference: Callab
         else:
             if not failures:
                 first_expected = expected
-            repeated = message == last_message  # the same words case after case only bury the verdict
-            last_message = message
+            # The same words case after case (numbers aside) only bury the verdict.
+            repeated = _gist(message) == last_message
+            last_message = _gist(message)
             failures.append(index)
             report.failed(case.name, "the same as above" if repeated else message)
     found = None
@@ -421,4 +446,10 @@ def check_function(title: str, fn: Any, cases: Sequence[Case], reference: Callab
         report.line(f"{label}: {mistake.name}. {mistake.fix}")
     elif wrong_values and fallback_hint:
         report.line(f"Hint: {fallback_hint}")
-    return report.finish(len(cases), len(failures))
+    return report.finish(len(cases), len(failures), hidden=len(hidden) if run_hidden else 0,
+                         hidden_skipped=bool(hidden) and not run_hidden)
+
+
+def _gist(message: str) -> str:
+    """A message with its numbers blanked out, to tell when two messages say the same thing."""
+    return re.sub(r"[-+]?(\d+\.?\d*|\.\d+)(e[-+]?\d+)?", "#", message)

@@ -5,6 +5,7 @@ import numpy as np
 
 from helpers.checks._core import (Case, Mistake, Report, a_kind, answer_of, check_function, close, fmt,
                                   vector_problem)
+from helpers.checks._verdict import grader
 
 __all__ = ["check_hand_trace", "check_firing_units", "check_detector"]
 
@@ -31,6 +32,7 @@ _TRACE_MISTAKES = [
 ]
 
 
+@grader
 def check_hand_trace(fn) -> bool:
     """Grade `hand_trace()`, which returns the numbers z, h, y of the exercise-1 trace."""
     title = "hand_trace"
@@ -141,6 +143,7 @@ def _as_sorted_ints(value):
     return sorted(int(v) for v in (value.tolist() if isinstance(value, np.ndarray) else value))
 
 
+@grader
 def check_firing_units(fn) -> bool:
     """Grade `firing_units(x, W1, b1)`: the indices of the hidden units with positive pre-activation."""
     return check_function(
@@ -154,6 +157,7 @@ _GRID = [(a, b) for a in np.arange(-3.0, 3.01, 0.5) for b in np.arange(-3.0, 3.0
          if abs(a - b - 1.0) >= 0.25]  # points on the boundary itself are not judged
 
 
+@grader
 def check_detector(fn) -> bool:
     """Grade `detector()`, which returns (w, b) for one hidden unit that fires exactly when x1 > x2 + 1."""
     title = "detector"

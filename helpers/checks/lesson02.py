@@ -13,6 +13,7 @@ import numpy as np
 
 from helpers import flat
 from helpers.checks._core import Case, Mistake, check_function, fmt, vector_problem
+from helpers.checks._verdict import grader
 
 __all__ = ["check_matvec", "check_ffn_forward", "check_transpose"]
 
@@ -100,6 +101,7 @@ def _matvec_problem(value, case):
     return _sequence_problem(value, n_rows, hints)
 
 
+@grader
 def check_matvec(fn) -> bool:
     """Grade `matvec(M, v)`: M @ v for a flat row-major M with len(v) columns and len(M) // len(v) rows."""
     return check_function(
@@ -218,6 +220,7 @@ def _ffn_problem(value, case):
     return _sequence_problem(value, D, hints)
 
 
+@grader
 def check_ffn_forward(fn) -> bool:
     """Grade `ffn_forward(x, W1, b1, W2, b2)`: W2 @ relu(W1 @ x + b1) + b2 with flat row-major W1 (H x D) and
     W2 (D x H), D = len(x), H = len(b1), returning D numbers."""
@@ -262,6 +265,7 @@ def _transpose_problem(value, case):
     return _sequence_problem(value, case.args["n_rows"] * case.args["n_cols"])
 
 
+@grader
 def check_transpose(fn) -> bool:
     """Grade `transpose(M, n_rows, n_cols)`: the flat row-major n_cols x n_rows transpose of a flat row-major
     n_rows x n_cols matrix M."""

@@ -10,6 +10,7 @@ import numpy as np
 
 from helpers.checks._core import (Case, Mistake, a_kind, array_problem, check_function, close, fmt,
                                   int_problem, is_library_file, not_a_function)
+from helpers.checks._verdict import grader
 from helpers.ffn import ffn, relu
 from helpers.measure import peak_bytes
 
@@ -152,6 +153,7 @@ def _per_token_note(fn: Callable) -> str | None:
             "token at once, and section 1 showed how much faster that is.")
 
 
+@grader
 def check_ffn_batched(fn) -> bool:
     """Grade `ffn_batched(x, W1, b1, W2, b2)`: relu(x @ W1 + b1) @ W2 + b2 for x of shape (T, d)."""
     if not callable(fn):
@@ -239,6 +241,7 @@ def _bias_signature_problem(fn: Callable) -> str | None:
     return None
 
 
+@grader
 def check_count_ffn_params(fn) -> bool:
     """Grade `count_ffn_params(d, d_ff, bias=True)`: the number of parameters in W1, b1, W2 and b2."""
     if not callable(fn):
@@ -456,6 +459,7 @@ _CHUNKED_MISTAKES = [
 ]
 
 
+@grader
 def check_ffn_chunked(fn) -> bool:
     """Grade `ffn_chunked(x, W1, b1, W2, b2, chunk)`: ffn's numbers, computed `chunk` tokens at a time."""
     if not callable(fn):

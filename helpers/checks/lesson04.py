@@ -9,6 +9,7 @@ from scipy import special
 
 from helpers.checks._core import (Case, Mistake, a_kind, array_problem, check_function, close, fmt,
                                   int_problem, run)
+from helpers.checks._verdict import grader
 from helpers.ffn import gelu, gelu_tanh, relu, silu, swiglu_ffn
 from helpers.params import swiglu_hidden
 
@@ -108,6 +109,7 @@ _GELU_MISTAKES = [
 ]
 
 
+@grader
 def check_gelu(fn) -> bool:
     """Grade `gelu(z)`: the exact GELU z * Φ(z), element-wise, for a NumPy array z of any shape."""
     ok = check_function(
@@ -170,6 +172,7 @@ def _overflow_hint(fn) -> str:
     return "silu(z) = z / (1 + e^-z) = z * sigmoid(z), element by element."
 
 
+@grader
 def check_silu(fn) -> bool:
     """Grade `silu(z)`: z / (1 + e^-z), element-wise, for a NumPy array z of any shape.
 
@@ -268,6 +271,7 @@ def _swiglu_problem(value, case) -> str | None:
     return array_problem(value, lead + (_D,), shape_hints=hints)
 
 
+@grader
 def check_swiglu_ffn(fn) -> bool:
     """Grade `swiglu_ffn(x, W_gate, W_up, W_down)` = (silu(x @ W_gate) * (x @ W_up)) @ W_down."""
     return check_function(
@@ -329,6 +333,7 @@ def _width_problem(value, case) -> str | None:
                        "truncate 2 * 4 * d / 3 with int(...) and round it up to a multiple of multiple_of")
 
 
+@grader
 def check_swiglu_hidden(fn) -> bool:
     """Grade `swiglu_hidden(d, multiple_of=256)`: int(2 * 4d / 3) rounded up to a multiple of multiple_of."""
     return check_function(

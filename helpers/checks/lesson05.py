@@ -8,6 +8,7 @@ import numpy as np
 from helpers.and_not import INPUTS, TARGET
 from helpers.checks._core import (Case, Mistake, Report, a_kind, check_function, close, fmt, not_a_function,
                                   plural, run)
+from helpers.checks._verdict import grader
 
 __all__ = ["check_collapse", "check_residual_collapse", "check_detector_weights"]
 
@@ -127,6 +128,7 @@ def _describe_pair(value) -> str:
     return f"W = {fmt(np.asarray(W))}, b = {fmt(np.asarray(b))}"
 
 
+@grader
 def check_collapse(fn) -> bool:
     """Grade `collapse(W1, b1, W2, b2)`, which returns (W, b) with (x @ W1 + b1) @ W2 + b2 == x @ W + b."""
     return check_function(
@@ -193,6 +195,7 @@ def _residual_problem(value: Any, case: Case) -> str | None:
         (d_ff, d_ff): "That is the shape of W2 @ W1 (and of np.eye(d_ff)); x has d entries, so M is (d, d)"})
 
 
+@grader
 def check_residual_collapse(fn) -> bool:
     """Grade `residual_collapse(W1, W2)`, which returns the matrix M with x + (x @ W1) @ W2 == x @ M."""
     return check_function(
@@ -299,6 +302,7 @@ def _detector_diagnosis(out: np.ndarray) -> str:
             "Scale W2 (or the pre-activation) so that this output is exactly 1")
 
 
+@grader
 def check_detector_weights(fn) -> bool:
     """Grade `detector_weights()`: (W1, b1, W2, b2) of a ReLU FFN, 3 inputs -> d_ff units -> 1 output, that
     outputs exactly 1 for (A, B, C) = (1, 1, 0) and exactly 0 for the other seven binary inputs."""

@@ -8,6 +8,7 @@ import numpy as np
 
 from helpers.checks._core import (Case, Mistake, Outcome, Report, a_kind, check_function, close, fmt,
                                   not_a_function, run, vector_problem)
+from helpers.checks._verdict import grader
 from helpers.ffn import relu
 from helpers.kv_memory import THETA, build_memory
 from helpers.kv_memory import ffn_as_sum as _reference_sum
@@ -94,6 +95,7 @@ def _sum_cases():
     ]
 
 
+@grader
 def check_ffn_as_sum(fn) -> bool:
     """Grade `ffn_as_sum(x, W1, b1, W2, b2)`: FFN(x) for one token, as the sum of a_k u_k over units, + b2."""
     def validate(value, case):
@@ -215,6 +217,7 @@ def _units_problem(value, case):
     return None
 
 
+@grader
 def check_top_units(fn) -> bool:
     """Grade `top_units(x, W1, b1, W2, k)`: the k units with the largest ||a_j u_j||, largest first."""
     return check_function(
@@ -326,6 +329,7 @@ def _recall(weights, queries):
     return relu(queries @ W1 + b1) @ W2                    # (n + 1, d), b2 = 0
 
 
+@grader
 def check_store_fact(fn) -> bool:
     """Grade `store_fact(W1, b1, W2, key, value)`: new weights with one more unit that stores key -> value,
     judged by what the new memory recalls for every old key and for the new one."""

@@ -8,6 +8,7 @@ import numpy as np
 
 from helpers.block import LN_EPS, layer_norm
 from helpers.checks._core import Case, Mistake, array_problem, check_function, close, fmt
+from helpers.checks._verdict import grader
 from helpers.ffn import ffn, softmax
 from helpers.moe import make_experts, route
 
@@ -215,6 +216,7 @@ def _describe_routing(value) -> str:
     return f"experts {fmt(experts.tolist())} with weights {fmt(np.round(weights, 4).tolist())}"
 
 
+@grader
 def check_route(fn) -> bool:
     """Grade `route(logits, k)`: each token's k experts with the largest logits, and the softmax of those k
     logits as their weights. Any order of a token's k choices is accepted, and any choice among tied experts."""
@@ -361,6 +363,7 @@ def _moe_problem(value, case):
     return array_problem(value, (n, d), shape_hints=hints)
 
 
+@grader
 def check_moe_forward(fn) -> bool:
     """Grade `moe_forward(x, W_router, experts, k)`: route each token to its top k experts and add their
     outputs weighted by the softmax of the chosen logits."""
@@ -471,6 +474,7 @@ def _block_close(got, expected) -> bool:
     return close(got, expected, rtol=1e-4, atol=1e-3)
 
 
+@grader
 def check_residual_block(fn) -> bool:
     """Grade `residual_block(x, ffn)`: x + ffn(layer_norm(x)), the FFN half of a pre-LN block."""
     return check_function(

@@ -1,0 +1,201 @@
+"""What every check call returns, and what happens around it.
+
+Each public check is wrapped by `grader`:
+
+    @grader
+    def check_ffn_forward(fn) -> bool: ...      # prints its report, returns True only if every case passed
+
+The wrapper returns a `Verdict` instead of the bool. A Verdict is truthy only when every case passed, so
+`assert check_ffn_forward(ffn_forward)` works, but it displays nothing: a check cell shows the report the
+check printed and no `Out: True`. The Verdict also says how many cases passed, and the named mistake (or,
+where no mistake was named, the first specific problem), for the grading tools and the learner's progress.
+
+Where the check runs decides what else happens (one rule, the same for every check):
+- in a learner's workspace (work/, marked by a `.ffn-workspace` file): the verdict is added to their
+  progress (helpers.progress); never under tests, nbval or grading.
+- under `nbgrader autograde` or `nbgrader validate` (nbgrader sets NBGRADER_EXECUTION): a failed check
+  raises CheckFailed after printing its report, so nbgrader fails the test cell. Everywhere else a check
+  never raises: a learner sees the report, never a traceback.
+- hidden cases (cases a check runs only when grading) run under `nbgrader autograde` and under
+  `make grade` (which sets FFN_GRADING=1). Otherwise a passing learner reads "all N public cases pass",
+  never a promise of full marks.
+"""
+from __future__ import annotations
+
+import contextvars
+import functools
+import io
+import os
+import re
+import sys
+from contextlib import redirect_stdout
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+PASSED, FAILED, NOT_ATTEMPTED = "pass", "fail", "not attempted"
+NBGRADER_ENV = "NBGRADER_EXECUTION"   # nbgrader sets it to "autograde" or "validate" while it runs a notebook
+GRADING_ENV = "FFN_GRADING"           # tools/grade.py sets it to "1"
+
+
+def nbgrader_mode() -> str:
+    """'autograde', 'validate', or '' outside nbgrader."""
+    mode = os.environ.get(NBGRADER_ENV, "").strip().lower()
+    return mode if mode in ("autograde", "validate") else ""
+
+
+def grading() -> bool:
+    """True while an instructor's tool marks the work: hidden cases run then, and only then."""
+    return nbgrader_mode() == "autograde" or os.environ.get(GRADING_ENV) == "1"
+
+
+class CheckFailed(AssertionError):
+    """Raised by a failed check under nbgrader only, so that nbgrader marks its test cell as failed."""
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """The outcome of one check call. Truthy only when every case (hidden ones included, if they ran) passed."""
+    exercise: str                 # e.g. "ffn_forward"
+    lesson: str                   # e.g. "02"
+    status: str                   # "pass", "fail" or "not attempted"
+    passed: int = 0               # cases passed
+    total: int = 0                # cases judged (0 when the function could not be run at all)
+    mistake: str = ""             # the named mistake, else the first specific problem; "" on a pass
+    hidden: int = 0               # how many of the cases were hidden ones
+
+    def __bool__(self) -> bool:
+        return self.status == PASSED
+
+    @property
+    def score(self) -> float:
+        """Cases passed / cases judged: 0.0 to 1.0."""
+        return self.passed / self.total if self.total else 0.0
+
+    def _ipython_display_(self) -> None:
+        """Show nothing: the check has printed its report already (so a check cell has no `Out:` line)."""
+
+    def summary(self) -> str:
+        """One line for logs and exceptions."""
+        if self.status == PASSED:
+            return f"{self.exercise}: pass ({self.passed} of {self.total} cases)"
+        if self.status == NOT_ATTEMPTED:
+            return f"{self.exercise}: not attempted (the function still raises NotImplementedError)"
+        return f"{self.exercise}: fail ({self.passed} of {self.total} cases pass)" + \
+            (f": {self.mistake}" if self.mistake else "")
+
+
+# ----------------------------------------------------------------------------------------------------------
+# The tally: what the report of the check now running has said so far
+# ----------------------------------------------------------------------------------------------------------
+@dataclass
+class Tally:
+    passed: int = 0
+    failed: int = 0
+    total: int | None = None       # set by Report.finish: the cases the check judged
+    hidden: int = 0
+    not_implemented: bool = False
+    mistake: str = ""              # from a "Likely mistake: ..." or "Possibly: ..." line
+    problem: str = ""              # the first failed case's message
+    lines: list[str] = field(default_factory=list)
+
+    def note_line(self, text: str) -> None:
+        text = text.strip()
+        for label in ("Likely mistake:", "Possibly:"):
+            if text.startswith(label) and not self.mistake:
+                self.mistake = first_sentence(text[len(label):])
+
+
+_CURRENT: contextvars.ContextVar[Tally | None] = contextvars.ContextVar("ffn_check_tally", default=None)
+
+
+def current_tally() -> Tally:
+    """The tally of the check now running (a throwaway one outside a check, e.g. in the core's own tests)."""
+    return _CURRENT.get() or Tally()
+
+
+def first_sentence(text: str, limit: int = 200) -> str:
+    """The text up to its first full stop that ends a sentence, trimmed to `limit` characters."""
+    text = " ".join(text.split())
+    match = re.search(r"(?<!\be\.g)(?<!\bi\.e)\.(\s|$)", text)
+    sentence = text[:match.start()] if match else text
+    return sentence if len(sentence) <= limit else sentence[:limit - 3] + "..."
+
+
+class _Tee(io.TextIOBase):
+    """Writes through to the real stdout and keeps a copy, to read a check's printed words afterwards."""
+
+    def __init__(self, target):
+        self.target, self.copy = target, io.StringIO()
+
+    def write(self, text: str) -> int:
+        self.copy.write(text)
+        return self.target.write(text)
+
+    def flush(self) -> None:
+        self.target.flush()
+
+
+# Failed attempts per exercise in this kernel: pencil and design exercises reveal the answer after the second.
+_FAILED_ATTEMPTS: dict[str, int] = {}
+
+
+def failed_attempts(exercise: str) -> int:
+    """How many times the check of `exercise` has failed so far in this kernel (not counting the current call)."""
+    return _FAILED_ATTEMPTS.get(exercise, 0)
+
+
+def grader(check: Callable[..., bool]) -> Callable[..., Verdict]:
+    """Wrap a check_<exercise> function of a lessonNN module so that it returns a Verdict (see the module doc)."""
+    exercise = check.__name__.removeprefix("check_")
+    match = re.search(r"lesson(\d+)$", check.__module__)
+    lesson = match.group(1) if match else ""
+
+    @functools.wraps(check)
+    def wrapped(*args: Any, **kwargs: Any) -> Verdict:
+        tally = Tally()
+        token = _CURRENT.set(tally)
+        tee = _Tee(sys.stdout)
+        try:
+            with redirect_stdout(tee):
+                ok = check(*args, **kwargs)
+        finally:
+            _CURRENT.reset(token)
+        verdict = _verdict(exercise, lesson, bool(ok), tally, tee.copy.getvalue())
+        if not verdict:
+            _FAILED_ATTEMPTS[exercise] = _FAILED_ATTEMPTS.get(exercise, 0) + 1
+        _record(verdict)
+        if nbgrader_mode() and not verdict:
+            raise CheckFailed(verdict.summary()) from None
+        return verdict
+
+    wrapped.exercise, wrapped.lesson = exercise, lesson
+    return wrapped
+
+
+def _verdict(exercise: str, lesson: str, ok: bool, tally: Tally, printed: str) -> Verdict:
+    if ok:
+        total = tally.total if tally.total is not None else tally.passed
+        return Verdict(exercise, lesson, PASSED, total, total, "", tally.hidden)
+    if tally.not_implemented:
+        return Verdict(exercise, lesson, NOT_ATTEMPTED, 0, tally.total or 0)
+    total = tally.total if tally.total is not None else tally.passed + tally.failed
+    passed = max(0, min(tally.passed, total))
+    mistake = tally.mistake or tally.problem or _first_printed_problem(printed, exercise)
+    return Verdict(exercise, lesson, FAILED, passed, total, mistake, tally.hidden)
+
+
+def _first_printed_problem(printed: str, exercise: str) -> str:
+    """For a check that stopped before judging any case: its first printed line, less the title."""
+    for line in printed.splitlines():
+        line = line.strip()
+        if line:
+            return first_sentence(line.removeprefix(f"{exercise}:").strip())
+    return ""
+
+
+def _record(verdict: Verdict) -> None:
+    try:
+        from helpers import progress
+        progress.record_check(verdict)
+    except Exception:  # progress is a convenience: it must never break or slow a check
+        pass

@@ -1,0 +1,298 @@
+""""Check your understanding": a lesson's closing questions, with feedback on every option.
+
+Each lesson's questions live in helpers/quizzes/lessonNN.py as `QUIZ = Quiz("NN", [...])`, out of the
+learner's sight, and a notebook cell shows them:
+
+    from helpers.quiz import lesson_quiz
+    quiz = lesson_quiz("01")
+    quiz                      # the questions: buttons in JupyterLab, text in any other kernel
+    quiz.answer(1, "B")       # answer in code instead: feedback is printed
+
+Three kinds of question:
+- Choice: one correct option among several; every option carries feedback (for a wrong one, the
+  misconception behind it; for the right one, why it is right).
+- Choice(..., several=True): choose every option that applies (one or more are correct); the learner is told
+  about each wrong pick and each correct option left out.
+- Numeric: a number within a tolerance; common wrong values get their own feedback, others a nudge up or down.
+
+Wherever the quiz is shown it says the same questions: JupyterLab gets a widget (choose, Check, read the
+feedback, try again), any other kernel the text, and an HTML page (`make html`) the questions with answers
+and feedback folded in <details>. The text part is the same on every run (nbval compares it). Every answer
+given in a learner's workspace is recorded in their progress (helpers.progress).
+"""
+from __future__ import annotations
+
+import html
+import importlib
+import math
+import re
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+from helpers import progress
+
+LETTERS = "ABCDEFGH"
+
+
+def _inline_html(text: str) -> str:
+    """Plain text with `code` spans, as HTML."""
+    parts = re.split(r"`([^`]*)`", html.escape(text, quote=False))
+    return "".join(f"<code>{p}</code>" if i % 2 else p for i, p in enumerate(parts))
+
+
+@dataclass(frozen=True)
+class Option:
+    text: str
+    feedback: str          # for a wrong option: the misconception behind it; for a right one: why it is right
+    correct: bool = False
+
+
+@dataclass(frozen=True)
+class Feedback:
+    """The outcome of one answer: truthy when right. Displays nothing (the feedback was printed)."""
+    correct: bool
+    text: str
+    mistake: str = ""      # what was wrong, for progress: "chose A", "answered 4718592"
+
+    def __bool__(self) -> bool:
+        return self.correct
+
+    def _ipython_display_(self) -> None:
+        pass
+
+
+@dataclass(frozen=True)
+class Choice:
+    id: str
+    prompt: str
+    options: Sequence[Option]
+    several: bool = False  # "choose every option that applies"
+
+    def __post_init__(self):
+        if not 2 <= len(self.options) <= len(LETTERS):
+            raise ValueError(f"question {self.id!r}: give 2 to {len(LETTERS)} options")
+        right = sum(o.correct for o in self.options)
+        if right == 0 or (right > 1 and not self.several):
+            raise ValueError(f"question {self.id!r}: {right} correct options; a single-answer question needs "
+                             "exactly one (or set several=True)")
+        for o in self.options:
+            if not o.feedback.strip():
+                raise ValueError(f"question {self.id!r}: option {o.text!r} has no feedback")
+
+    @property
+    def kind(self) -> str:
+        return "several" if self.several else "one"
+
+    def letters(self) -> str:
+        return LETTERS[:len(self.options)]
+
+    def correct_letters(self) -> str:
+        return "".join(L for L, o in zip(LETTERS, self.options) if o.correct)
+
+    def instruction(self) -> str:
+        return "Choose every answer that applies." if self.several else "Choose one answer."
+
+    def parse(self, answer: Any) -> tuple[str | None, str]:
+        """The chosen letters (sorted, no repeats) or None with what is wrong with the answer."""
+        if isinstance(answer, (list, tuple, set)):
+            answer = "".join(str(a) for a in answer)
+        if not isinstance(answer, str):
+            return None, f"answer with the option's letter, for example \"{self.letters()[0]}\""
+        chosen = re.sub(r"[\s,;]", "", answer).upper()
+        unknown = sorted(set(chosen) - set(self.letters()))
+        if not chosen or unknown:
+            return None, (f"the options are {', '.join(self.letters())}; answer with their letters"
+                          + (f" (not {', '.join(unknown)})" if unknown else ""))
+        if len(chosen) > 1 and not self.several:
+            return None, "this question has one answer: choose a single letter"
+        return "".join(sorted(set(chosen))), ""
+
+    def judge(self, answer: Any) -> Feedback:
+        chosen, problem = self.parse(answer)
+        if chosen is None:
+            return Feedback(False, f"Not read: {problem}.", "unreadable answer")
+        right = self.correct_letters()
+        by_letter = dict(zip(LETTERS, self.options))
+        if chosen == right:
+            lines = [f"Right. {by_letter[L].feedback}" if len(right) == 1 else f"{L}: right. {by_letter[L].feedback}"
+                     for L in right]
+            return Feedback(True, "\n".join(lines))
+        lines = [f"{L}: not quite. {by_letter[L].feedback}" for L in chosen if L not in right]
+        kept = [L for L in chosen if L in right]
+        missed = [L for L in right if L not in chosen]
+        if self.several:
+            lines += [f"{L}: right." for L in kept]
+            if missed:
+                lines.append(f"You left out {plural_letters(len(missed))} that {'is' if len(missed) == 1 else 'are'} "
+                             "also correct. Read the options again.")
+        lines.append("Try again.")
+        return Feedback(False, "\n".join(lines), f"chose {chosen}")
+
+
+def plural_letters(n: int) -> str:
+    return "an option" if n == 1 else f"{n} options"
+
+
+@dataclass(frozen=True)
+class Numeric:
+    id: str
+    prompt: str
+    answer: float
+    why: str                                          # why the answer is right
+    tolerance: float = 0.0                            # absolute
+    rel_tolerance: float = 0.0                        # relative to the answer
+    wrong: dict[float, str] = field(default_factory=dict)  # common wrong values -> the misconception
+    low: str = "That is too small."
+    high: str = "That is too large."
+
+    def __post_init__(self):
+        if not self.why.strip() or not self.low.strip() or not self.high.strip():
+            raise ValueError(f"question {self.id!r}: why, low and high all need feedback")
+        for value, text in self.wrong.items():
+            if not text.strip():
+                raise ValueError(f"question {self.id!r}: the wrong value {value} has no feedback")
+            if self._near(value, self.answer):
+                raise ValueError(f"question {self.id!r}: the wrong value {value} is within the tolerance")
+
+    kind = "number"
+
+    def instruction(self) -> str:
+        return "Answer with a number."
+
+    def _near(self, value: float, target: float) -> bool:
+        return math.isclose(value, target, rel_tol=self.rel_tolerance, abs_tol=self.tolerance)
+
+    @staticmethod
+    def parse(answer: Any) -> tuple[float | None, str]:
+        if isinstance(answer, bool):
+            return None, "answer with a number, not True or False"
+        if isinstance(answer, str):
+            text = re.sub(r"[\s,_]", "", answer)
+            try:
+                answer = float(text)
+            except ValueError:
+                return None, f"{answer!r} is not a number (write it like 4722432 or 4.7e6)"
+        try:
+            value = float(answer)
+        except (TypeError, ValueError):
+            return None, "answer with a number"
+        if not math.isfinite(value):
+            return None, "answer with a finite number"
+        return value, ""
+
+    def judge(self, answer: Any) -> Feedback:
+        value, problem = self.parse(answer)
+        if value is None:
+            return Feedback(False, f"Not read: {problem}.", "unreadable answer")
+        shown = f"{value:,.10g}"
+        if self._near(value, self.answer):
+            return Feedback(True, f"Right. {self.why}")
+        for wrong, text in self.wrong.items():
+            if self._near(value, wrong):
+                return Feedback(False, f"Not quite: {shown}. {text} Try again.", f"answered {shown}")
+        nudge = self.low if value < self.answer else self.high
+        return Feedback(False, f"Not quite: {shown}. {nudge} Try again.", f"answered {shown}")
+
+
+Question = Choice | Numeric
+
+
+class Quiz:
+    """A lesson's questions. Display it to show them; `answer(number, answer)` to answer in code."""
+
+    def __init__(self, lesson: str, questions: Sequence[Question], title: str = "Check your understanding"):
+        ids = [q.id for q in questions]
+        if len(set(ids)) != len(ids):
+            raise ValueError(f"lesson {lesson}: question ids repeat: {ids}")
+        self.lesson, self.questions, self.title = lesson, list(questions), title
+        self._widget = None
+
+    def __len__(self) -> int:
+        return len(self.questions)
+
+    def question(self, number: int) -> Question:
+        return self.questions[number - 1]
+
+    # ---- answering -------------------------------------------------------------------------------------
+    def judge(self, number: Any, answer: Any) -> Feedback:
+        """The feedback for an answer to question `number` (from 1), recorded in the learner's progress."""
+        if isinstance(number, bool) or not isinstance(number, int) or not 1 <= number <= len(self.questions):
+            return Feedback(False, f"There is no question {number!r}: the questions are numbered 1 to "
+                                   f"{len(self.questions)}.", "no such question")
+        question = self.question(number)
+        feedback = question.judge(answer)
+        if feedback.mistake != "unreadable answer":
+            progress.record("quiz", self.lesson, question.id, "pass" if feedback else "fail", feedback.mistake)
+        return feedback
+
+    def answer(self, number: Any, answer: Any) -> Feedback:
+        """Answer question `number` (from 1) in code; prints the feedback. Returns it (truthy when right)."""
+        feedback = self.judge(number, answer)
+        print(f"Question {number}: {feedback.text}")
+        return feedback
+
+    # ---- showing ---------------------------------------------------------------------------------------
+    def intro(self) -> str:
+        return (f"{self.title}: {len(self.questions)} questions on this lesson's key ideas. In JupyterLab "
+                "choose and press Check; in any kernel answer in code, for example quiz.answer(1, \"B\").")
+
+    def text(self) -> str:
+        """The questions as plain text, the same on every run."""
+        lines = [self.intro()]
+        for n, q in enumerate(self.questions, start=1):
+            lines.append(f"{n}. {q.prompt} ({q.instruction()})")
+            if isinstance(q, Choice):
+                lines += [f"   {L}. {o.text}" for L, o in zip(LETTERS, q.options)]
+        return "\n".join(lines)
+
+    def html(self) -> str:
+        """The questions for a page without a kernel: answers and feedback folded, one <details> each."""
+        items = []
+        for n, q in enumerate(self.questions, start=1):
+            parts = [f"<p>{_inline_html(q.prompt)} <em>{q.instruction()}</em></p>"]
+            if isinstance(q, Choice):
+                parts.append('<ol type="A">' + "".join(f"<li>{_inline_html(o.text)}</li>" for o in q.options)
+                             + "</ol>")
+                notes = "".join(f"<li><strong>{L}</strong> ({'right' if o.correct else 'wrong'}): "
+                                f"{_inline_html(o.feedback)}</li>" for L, o in zip(LETTERS, q.options))
+                answer = ", ".join(q.correct_letters())
+            else:
+                notes = "".join(f"<li>{_inline_html(f'{v:,.10g}')}: {_inline_html(t)}</li>"
+                                for v, t in q.wrong.items())
+                answer = f"{q.answer:,.10g}" + (f" (within {q.tolerance:g})" if q.tolerance else "")
+                notes = f"<li>{_inline_html(q.why)}</li>" + notes
+            parts.append(f"<details><summary>Answer and feedback, question {n}</summary>"
+                         f"<p>Answer: {html.escape(answer)}</p><ul>{notes}</ul></details>")
+            items.append("<li>" + "".join(parts) + "</li>")
+        return (f'<section class="ffn-quiz" aria-label="{html.escape(self.title)}">'
+                f"<p><strong>{html.escape(self.title)}</strong>: {len(self.questions)} questions. "
+                "Answer them in JupyterLab; here each answer is folded under its question.</p>"
+                f"<ol>{''.join(items)}</ol></section>")
+
+    def __repr__(self) -> str:
+        return self.text()
+
+    def _repr_mimebundle_(self, **kwargs):
+        bundle = {}
+        widget = self.widget()
+        if widget is not None:
+            bundle.update(widget._repr_mimebundle_(**kwargs) or {})
+        bundle["text/plain"] = self.text()
+        bundle["text/html"] = self.html()
+        return bundle
+
+    def widget(self):
+        """The questions as ipywidgets (built once), or None where ipywidgets is missing."""
+        if self._widget is None:
+            try:
+                from helpers.quiz_widget import QuizWidget
+            except ImportError:
+                return None
+            self._widget = QuizWidget(self)
+        return self._widget
+
+
+def lesson_quiz(lesson: str) -> Quiz:
+    """The quiz of a lesson ("01", "02", ...), from helpers/quizzes/lessonNN.py."""
+    module = importlib.import_module(f"helpers.quizzes.lesson{lesson}")
+    return module.QUIZ

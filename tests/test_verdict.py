@@ -1,0 +1,180 @@
+"""What a check call returns and does around it: Verdicts, grading modes, hidden cases, progress."""
+import json
+
+import pytest
+
+from helpers import progress
+from helpers.checks import check_hand_trace
+from helpers.checks import _verdict
+from helpers.checks._core import Case, Mistake, check_function, vector_problem
+from helpers.checks._verdict import CheckFailed, Verdict, failed_attempts, first_sentence, grader
+
+RIGHT = ([4, -1], [4, 0], [5, -1])
+B1_LEFT_OUT = ([5, -1], [5, 0], [6, -1])
+
+
+@pytest.fixture(autouse=True)
+def no_grading(monkeypatch):
+    for name in (_verdict.NBGRADER_ENV, _verdict.GRADING_ENV):
+        monkeypatch.delenv(name, raising=False)
+
+
+def test_a_pass_is_a_truthy_verdict_with_counts(capsys):
+    verdict = check_hand_trace(lambda: RIGHT)
+    assert isinstance(verdict, Verdict) and verdict
+    assert (verdict.exercise, verdict.lesson, verdict.status) == ("hand_trace", "01", "pass")
+    assert (verdict.passed, verdict.total, verdict.score, verdict.mistake) == (3, 3, 1.0, "")
+
+
+def test_a_fail_carries_the_named_mistake_and_a_partial_count(capsys):
+    verdict = check_hand_trace(lambda: ([4, -1], [4, 0], [4, 0]))    # b2 left out: only y is wrong
+    assert not verdict and verdict.status == "fail"
+    assert (verdict.passed, verdict.total) == (2, 3) and verdict.mistake == "b2 left out"
+
+
+def test_a_stub_is_not_attempted_not_failed(capsys):
+    def hand_trace():
+        raise NotImplementedError("your code here")
+    verdict = check_hand_trace(hand_trace)
+    assert not verdict and verdict.status == "not attempted" and verdict.mistake == ""
+
+
+def test_an_early_stop_records_its_printed_problem(capsys):
+    verdict = check_hand_trace("not a function")
+    assert verdict.status == "fail" and verdict.mistake.startswith("expected a function but got")
+
+
+def test_a_verdict_displays_nothing_so_a_check_cell_has_no_out_line():
+    verdict = Verdict("x", "01", "pass", 1, 1)
+    assert verdict._ipython_display_() is None
+    from IPython.core.formatters import DisplayFormatter
+    assert DisplayFormatter().format(verdict) == ({}, {})
+
+
+def test_under_nbgrader_a_failed_check_raises_after_its_report(monkeypatch, capsys):
+    monkeypatch.setenv(_verdict.NBGRADER_ENV, "autograde")
+    with pytest.raises(CheckFailed, match="hand_trace: fail .*b1 left out"):
+        check_hand_trace(lambda: B1_LEFT_OUT)
+    assert "Likely mistake: b1 left out" in capsys.readouterr().out      # the feedback is printed first
+    assert check_hand_trace(lambda: RIGHT)                               # a pass never raises
+
+
+@pytest.mark.parametrize("mode", ["validate", "autograde"])
+def test_under_nbgrader_a_stub_fails_its_cell(monkeypatch, capsys, mode):
+    monkeypatch.setenv(_verdict.NBGRADER_ENV, mode)
+
+    def hand_trace():
+        raise NotImplementedError
+    with pytest.raises(CheckFailed, match="not attempted"):
+        check_hand_trace(hand_trace)
+
+
+def test_outside_nbgrader_a_failed_check_never_raises(capsys):
+    assert not check_hand_trace(lambda: B1_LEFT_OUT)
+
+
+# ---- hidden cases ----------------------------------------------------------------------------------------
+def reference(x):
+    return [2 * v for v in x]
+
+
+PUBLIC = [Case("small", {"x": [1.0, -2.0]})]
+HIDDEN = [Case("hidden: three numbers", {"x": [0.5, 0.0, 3.0]})]
+
+
+def only_two(x):            # right on two numbers, wrong on three: only the hidden case finds it
+    return [2 * v for v in x] if len(x) == 2 else [0.0] * len(x)
+
+
+@grader
+def check_double(fn):
+    return check_function("double", fn, PUBLIC, reference, lambda v, c: vector_problem(v, len(c.args["x"])),
+                          hidden=HIDDEN)
+
+
+def test_hidden_cases_do_not_run_for_a_learner_and_the_pass_says_public(capsys):
+    verdict = check_double(only_two)
+    out = capsys.readouterr().out
+    assert verdict and verdict.total == 1 and verdict.hidden == 0
+    assert "all 1 public cases pass" in out and "more cases run" in out and "Well done" not in out
+
+
+def test_hidden_cases_run_under_make_grade(monkeypatch, capsys):
+    monkeypatch.setenv(_verdict.GRADING_ENV, "1")
+    verdict = check_double(only_two)
+    assert not verdict and (verdict.passed, verdict.total) == (1, 2)
+    assert "hidden: three numbers" in capsys.readouterr().out
+    verdict = check_double(reference)
+    assert verdict and verdict.hidden == 1 and "1 of them hidden" in capsys.readouterr().out
+
+
+def test_hidden_cases_run_under_nbgrader_autograde(monkeypatch, capsys):
+    monkeypatch.setenv(_verdict.NBGRADER_ENV, "autograde")
+    with pytest.raises(CheckFailed, match=r"1 of 2 cases pass"):
+        check_double(only_two)
+
+
+def test_hidden_cases_do_not_run_under_validate(monkeypatch, capsys):
+    monkeypatch.setenv(_verdict.NBGRADER_ENV, "validate")
+    assert check_double(only_two).total == 1
+
+
+# ---- repeated messages, attempts ---------------------------------------------------------------------------
+def test_a_message_repeated_with_other_numbers_collapses(capsys):
+    cases = [Case(f"case {n}", {"x": [float(n), 1.0]}) for n in range(1, 4)]
+    check_function("double", lambda x: [3 * v for v in x], cases, reference,
+                   lambda v, c: vector_problem(v, 2))
+    out = capsys.readouterr().out
+    assert out.count("expected") == 1 and out.count("the same as above") == 2
+
+
+def test_failed_attempts_count_per_exercise(capsys):
+    before = failed_attempts("hand_trace")
+    check_hand_trace(lambda: B1_LEFT_OUT)
+    check_hand_trace(lambda: RIGHT)
+    assert failed_attempts("hand_trace") == before + 1
+
+
+@pytest.mark.parametrize("text, first", [
+    ("one stride for both matrices. Use i*D for W1.", "one stride for both matrices"),
+    ("math.exp on an array. Use np.exp.", "math.exp on an array"),
+    ("a bias, e.g. b1. Then more.", "a bias, e.g. b1"),
+])
+def test_first_sentence(text, first):
+    assert first_sentence(text) == first
+
+
+# ---- progress ----------------------------------------------------------------------------------------------
+def records(folder):
+    return [json.loads(line) for line in (folder / progress.LOG).read_text().splitlines()]
+
+
+def test_a_check_in_a_workspace_is_recorded(tmp_path, monkeypatch, capsys):
+    (tmp_path / progress.MARKER).write_text("")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("PYTEST_CURRENT_TEST")          # as in a learner's kernel
+    check_hand_trace(lambda: ([4, -1], [4, 0], [4, 0]))
+    [entry] = records(tmp_path)
+    assert (entry["kind"], entry["lesson"], entry["item"], entry["verdict"], entry["mistake"]) == \
+        ("check", "01", "hand_trace", "fail", "b2 left out")
+
+
+def test_nothing_is_recorded_outside_a_workspace_or_under_tests(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("PYTEST_CURRENT_TEST")
+    check_hand_trace(lambda: RIGHT)                    # no marker: not a workspace
+    (tmp_path / progress.MARKER).write_text("")
+    monkeypatch.setenv("PYTEST_CURRENT_TEST", "x")
+    check_hand_trace(lambda: RIGHT)                    # under pytest or nbval
+    monkeypatch.delenv("PYTEST_CURRENT_TEST")
+    monkeypatch.setenv(_verdict.GRADING_ENV, "1")
+    check_hand_trace(lambda: RIGHT)                    # while an instructor grades
+    assert not (tmp_path / progress.LOG).exists()
+
+
+def test_a_read_only_workspace_does_not_break_the_check(tmp_path, monkeypatch, capsys):
+    (tmp_path / progress.MARKER).write_text("")
+    (tmp_path / progress.LOG).mkdir()                  # cannot be opened for writing, even as root
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("PYTEST_CURRENT_TEST")
+    assert check_hand_trace(lambda: RIGHT)

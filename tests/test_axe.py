@@ -40,7 +40,8 @@ AXE_JS = AXE_DIR / "node_modules" / "axe-core" / "axe.min.js"
 BLOCKING = ("serious", "critical")
 SCHEMES = ("light", "dark")
 EDITIONS = ("folded", "none")
-PAGES = ["index.html"] + [p.stem + ".html" for p in sorted((ROOT / "solutions").glob("*.ipynb"))]
+PAGES = ["index.html"] + [p.stem + ".html" for p in sorted((ROOT / "solutions").glob("*.ipynb"))
+                           + sorted((ROOT / "solutions").glob("*.md"))]      # the lessons, then cards
 OPEN_EVERY_FOLD = "document.querySelectorAll('details').forEach(d => { d.open = true; })"
 RUN_AXE = "async () => (await axe.run(document, {resultTypes: ['violations']})).violations"
 # Which notebook cell an element sits in, and the first line of that cell's code: where to fix it.

@@ -126,6 +126,17 @@ def test_pages_embed_their_figures_and_load_nothing_from_the_network(edition, re
 
 
 @pytest.mark.parametrize("edition", ["site", "learner_site"])
+def test_every_local_link_leads_to_a_page_of_the_site(edition, request):
+    out, _ = request.getfixturevalue(edition)
+    for page in sorted(out.glob("*.html")):
+        for href in links(page).hrefs:
+            if re.match(r"[a-z]+:|#", href):
+                continue
+            target = href.split("#")[0]
+            assert (out / target).is_file(), f"{page.name} links {href}, which the site does not have"
+
+
+@pytest.mark.parametrize("edition", ["site", "learner_site"])
 def test_every_page_has_a_skip_link_landmarks_and_the_licences(edition, request):
     out, pages = request.getfixturevalue(edition)
     for name in ["index.html"] + [p.html_name for p in pages]:
@@ -212,7 +223,9 @@ def lesson_like(folder: Path, figure_without_alt: bool = False) -> tuple[Path, P
     nb.metadata["language_info"] = {"name": "python", "pygments_lexer": "ipython3"}
     md, code, output = nbformat.v4.new_markdown_cell, nbformat.v4.new_code_cell, nbformat.v4.new_output
     nb.cells = [
-        md("# 01. A synthetic lesson\n\nIt has every kind of output the lessons use, with maths: $z = xW + b$."),
+        md("# 01. A synthetic lesson\n\nIt has every kind of output the lessons use, with maths: $z = xW + b$, "
+           "and links in the text: the [conventions card](conventions.md) and a paper, "
+           "[arXiv:2002.05202](https://arxiv.org/abs/2002.05202)."),
         md("### Exercise 1 · Double it\n\n**Difficulty:** ● ○ ○ · **Time box:** 2 minutes\n\n"
            "| input | output |\n|---|---|\n| 1 | 2 |\n\n"
            "<details><summary>Hint 1</summary>\n\nMultiply by **two**.\n</details>"),
@@ -250,6 +263,8 @@ def lesson_like(folder: Path, figure_without_alt: bool = False) -> tuple[Path, P
     for where, notebook in zip(folders, (nb, learner)):
         where.mkdir(parents=True, exist_ok=True)
         nbformat.write(notebook, where / "01_synthetic.ipynb")
+        (where / "conventions.md").write_text("# Conventions card\n\nOne page of symbols.\n\n"
+                                              "| | $Wx$ | $xW$ |\n|---|---|---|\n| $W_1$ | $H \\times D$ | $D \\times H$ |\n")
     return folders
 
 
@@ -276,6 +291,12 @@ def test_a_synthetic_lesson_in_both_editions(tmp_path, capsys):
     assert "return 2 * x" not in plain.get_text() and "not implemented yet" in plain.get_text()
     assert "NotImplementedError" in plain.get_text() and not plain.select("details.ffn-fold")
     assert "learner edition" in plain.get_text() and "with solutions" in folded.get_text()
+    for edition in ("folded", "none"):                 # the card is a page, and links to it lead there
+        assert "conventions.html" in links(tmp_path / edition / "01_synthetic.html").hrefs
+        assert "conventions.md" not in links(tmp_path / edition / "01_synthetic.html").hrefs
+        assert "conventions.html" in links(tmp_path / edition / "index.html").hrefs
+        card = soup(tmp_path / edition / "conventions.html")
+        assert card.find("h1").get_text(strip=True).startswith("Conventions card") and card.find("math")
 
 
 def test_a_figure_without_alt_text_gets_none_and_a_warning(tmp_path, capsys):

@@ -2,6 +2,7 @@
 
     site/index.html          the notebooks in order, each with its title and a one-line summary
     site/NN_name.html        one page per notebook with its stored outputs and figures
+    site/conventions.html    one page per markdown card beside the notebooks (links to it are rewritten)
     site/LICENSE.txt, site/LICENSE-text.txt   the licences the footer of every page names
 
 Two editions:
@@ -88,7 +89,9 @@ html body { background: var(--ffn-bg); color: var(--ffn-fg); }
 .ffn-skip-link { position: absolute; left: 0.5rem; top: -3rem; z-index: 100; padding: 0.5rem 1rem;
   background: var(--ffn-bg); color: var(--ffn-link); border: 2px solid var(--ffn-focus); }
 .ffn-skip-link:focus { top: 0.5rem; }
-html body a { color: var(--ffn-link); text-decoration: underline; }
+/* Links are underlined: JupyterLab's rendered markdown shows them by colour alone (1.9:1 against the text). */
+html body a, html body .jp-RenderedHTMLCommon a:link, html body .jp-RenderedHTMLCommon a:visited {
+  color: var(--ffn-link); text-decoration: underline; }
 html body a.anchor-link { display: none; }
 html body :focus-visible, html body details > summary:focus-visible {
   outline: 3px solid var(--ffn-focus); outline-offset: 2px; }
@@ -379,6 +382,20 @@ def fold_solutions(nb: nbformat.NotebookNode, where: str) -> int:
     return exercises
 
 
+LOCAL_LINK = re.compile(r"\]\((?:\./)?([\w.-]+)\.(?:md|ipynb)(#[^)\s]*)?\)")
+
+
+def local_links(nb: nbformat.NotebookNode, stems: set[str]) -> None:
+    """Markdown links to the course's own notebooks and cards (`conventions.md`, `02_pure_python.ipynb`), in
+    place, pointed at their pages on the site."""
+    def page(match: re.Match) -> str:
+        stem = match.group(1)
+        return f"]({stem}.html{match.group(2) or ''})" if stem in stems else match.group(0)
+    for cell in nb.cells:
+        if cell.cell_type == "markdown":
+            cell.source = LOCAL_LINK.sub(page, cell.source)
+
+
 def refuse_solutions(nb: nbformat.NotebookNode, where: str) -> None:
     """The learner edition's safety net: no solution marker may reach a page."""
     found = [i + 1 for i, c in enumerate(nb.cells) if nbtool.BEGIN in c.source or nbtool.END in c.source]
@@ -433,7 +450,10 @@ def footer() -> str:
             "and say which page and what you use to read it.</p>\n</footer>")
 
 
-def index_page(pages: list[Page], source: str, edition: str) -> str:
+def index_page(pages: list[Page], source: str, edition: str, cards: list[Page] = ()) -> str:
+    reference = ("<h2>Reference</h2>\n<ul>\n" + "\n".join(
+        f"<li><a href='{c.html_name}'>{html.escape(c.title)}</a>: {_inline_markdown(c.summary)}</li>"
+        for c in cards) + "\n</ul>") if cards else ""
     rows = "\n".join(
         f"<tr><td><a href='{p.html_name}'>{html.escape(p.title)}</a><br><code>{html.escape(p.name)}</code></td>"
         f"<td>{_inline_markdown(p.summary)}</td></tr>" for p in pages)
@@ -462,6 +482,7 @@ the exercises, use <code>make lab</code>.</p>
 {rows}
 </tbody>
 </table>
+{reference}
 </main>
 {footer()}
 </body></html>
@@ -483,28 +504,36 @@ def build(out: Path, source: Path | None = None, edition: str = "folded") -> lis
                              + "; ".join(stale) + ". Run `make notebooks` first.")
     notebooks = [nbformat.read(path, as_version=4) for path in paths]
     pages = [describe(_with_summary(nb, path.name), path.name) for nb, path in zip(notebooks, paths)]
+    # Markdown cards beside the notebooks (conventions.md): a page each, linked from the index and the lessons.
+    card_paths = sorted(source.glob("*.md"))
+    cards = [nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell(p.read_text(encoding="utf-8"))])
+             for p in card_paths]
+    card_pages = [describe(card, p.name) for card, p in zip(cards, card_paths)]
+    stems = {Path(p.name).stem for p in pages + card_pages}
     exporter = OfflineHTMLExporter(template_file="ffn_offline.html.j2", theme="light",
                                    extra_loaders=[jinja2.DictLoader({"ffn_offline.html.j2": OFFLINE_TEMPLATE})])
     exporter.log.setLevel(logging.ERROR)        # its "Alternative text is missing": the warning below names the page
     dark_theme = exporter.environment.loader.get_source(exporter.environment, "static/theme-dark.css")[0]
     css = page_css()
     out.mkdir(parents=True, exist_ok=True)
-    for i, (nb, page) in enumerate(zip(notebooks, pages)):
+    for nb, page in zip(notebooks, pages):
         where = f"{source.name}/{page.name}"
         if edition == "folded":
             fold_solutions(nb, where)
         else:
             refuse_solutions(nb, where)
         static_outputs(nb)
+    for i, (nb, page) in enumerate(list(zip(notebooks, pages)) + list(zip(cards, card_pages))):
+        local_links(nb, stems)
         resources = {"metadata": {"name": page.title},
-                     "ffn": {"css": css, "dark_theme": dark_theme, "header": header(pages, i, edition),
-                             "footer": footer()}}
+                     "ffn": {"css": css, "dark_theme": dark_theme, "footer": footer(),
+                             "header": header(pages, i if i < len(pages) else None, edition)}}
         body, resources = exporter.from_notebook_node(nb, resources=resources)
         if resources.get("missing_alt"):
             print(f"warning: {page.html_name}: {resources['missing_alt']} figure(s) without a text alternative "
                   "(give the output an <img alt> in text/html, or metadata image/png alt)", file=sys.stderr)
         (out / page.html_name).write_text(body, encoding="utf-8")
-    (out / "index.html").write_text(index_page(pages, source.name, edition), encoding="utf-8")
+    (out / "index.html").write_text(index_page(pages, source.name, edition, card_pages), encoding="utf-8")
     for name, target in LICENCES.items():
         if (ROOT / name).is_file():
             shutil.copyfile(ROOT / name, out / target)

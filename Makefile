@@ -10,13 +10,15 @@ STAMP  := $(VENV)/.installed
 ALLOW_ROOT := $(if $(filter 0,$(shell id -u)),--allow-root,)
 PYTEST_NB := --nbval --nbval-current-env --nbval-sanitize-with tests/sanitize.cfg -n 2 --dist loadfile
 BROWSER_STAMP := $(VENV)/.browser-installed
-SITE    ?= site
+SOLUTIONS ?= 1
+# make html: solutions folded behind toggles into site/; make html SOLUTIONS=0: the learner edition into site-learner/
+SITE    ?= $(if $(filter 0,$(SOLUTIONS)),site-learner,site)
 GRADES  ?= grades
 TIMEOUT ?= 120
 JOBS    ?= 1
 WORK    ?= work
 
-.PHONY: help lab update progress test unit nbval notebooks solutions bench lock clean html grade doctor test-browser
+.PHONY: help lab update progress test unit nbval notebooks solutions bench lock clean html grade doctor test-browser test-a11y
 help:
 	@echo "make lab        start JupyterLab on work/, your copy of the lessons (made from notebooks/ the first time;"
 	@echo "                sets up .venv the first time too)"
@@ -27,11 +29,13 @@ help:
 	@echo "make solutions  re-execute solutions/ in place to refresh stored outputs"
 	@echo "make bench      time the reference FFNs against their bare matmuls (ratios, not part of make test)"
 	@echo "make lock       re-resolve requirements.in into the pinned requirements.txt"
-	@echo "make html       build a static site of the executed solutions into site/ (open site/index.html)"
+	@echo "make html       build a static site into site/ (open site/index.html): each exercise's solution folded"
+	@echo "                behind a Show solution toggle; SOLUTIONS=0: the learner edition, no solutions, in site-learner/"
 	@echo "make grade SUBMISSIONS=path/   run learners' notebooks and their checks: grades/grades.csv"
 	@echo "                (one subfolder or one .ipynb per learner; TIMEOUT=120 s per notebook, JOBS=1)"
 	@echo "make doctor     check .venv, the pinned packages, helpers, the Jupyter kernel and work/, with fixes"
 	@echo "make test-browser  run every learner notebook in JupyterLab in headless Chromium (needs chromium)"
+	@echo "make test-a11y  axe-core on every page of both site editions, light and dark (needs chromium and npm)"
 
 $(STAMP): requirements.txt pyproject.toml tools/check_python.py
 	@$(PYTHON) tools/check_python.py
@@ -55,10 +59,10 @@ progress:
 	@$(or $(wildcard $(PY)),$(PYTHON)) -m helpers.progress --work $(WORK)
 
 test: $(STAMP)
-	$(PY) -m pytest $(PYTEST_NB) --ignore=tests/test_browser.py tests solutions notebooks
+	$(PY) -m pytest $(PYTEST_NB) --ignore=tests/test_browser.py --ignore=tests/test_axe.py tests solutions notebooks
 
 unit: $(STAMP)
-	$(PY) -m pytest --ignore=tests/test_browser.py tests
+	$(PY) -m pytest --ignore=tests/test_browser.py --ignore=tests/test_axe.py tests
 
 nbval: $(STAMP)
 	$(PY) -m pytest $(PYTEST_NB) solutions notebooks
@@ -79,7 +83,7 @@ lock: $(STAMP)
 	  build/lock-venv/bin/pip freeze --exclude-editable; } > requirements.txt
 
 html: $(STAMP)
-	$(PY) tools/build_site.py --out $(SITE)
+	$(PY) tools/build_site.py --solutions $(if $(filter 0,$(SOLUTIONS)),none,folded) --out $(SITE)
 
 grade: $(STAMP)
 	@test -n "$(SUBMISSIONS)" || { echo "usage: make grade SUBMISSIONS=path/ [TIMEOUT=120] [JOBS=1] [GRADES=grades]"; exit 2; }
@@ -97,5 +101,9 @@ $(BROWSER_STAMP): requirements-browser.txt $(STAMP)
 test-browser: $(STAMP) $(BROWSER_STAMP)
 	FFN_BROWSER_TEST=1 timeout -k 30 900 $(PY) -m pytest tests/test_browser.py -v -rs
 
+# axe-core (pinned in tests/test_axe.py) is installed by the test itself with npm into build/axe/ (git-ignored).
+test-a11y: $(STAMP) $(BROWSER_STAMP)
+	FFN_BROWSER_TEST=1 timeout -k 30 900 $(PY) -m pytest tests/test_axe.py -v -rs
+
 clean:
-	rm -rf $(VENV) build site screenshots
+	rm -rf $(VENV) build site site-learner screenshots

@@ -37,11 +37,12 @@ help:
 	@echo "make test-browser  run every learner notebook in JupyterLab in headless Chromium (needs chromium)"
 	@echo "make test-a11y  axe-core on every page of both site editions, light and dark (needs chromium and npm)"
 
-$(STAMP): requirements.txt pyproject.toml tools/check_python.py
+$(STAMP): requirements.txt pyproject.toml tools/check_python.py tools/ipython_kernel_config.py
 	@$(PYTHON) tools/check_python.py
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements.txt
 	$(PY) -m pip install --quiet --disable-pip-version-check --no-deps -e .
+	@mkdir -p $(VENV)/etc/ipython && cp tools/ipython_kernel_config.py $(VENV)/etc/ipython/
 	@touch $(STAMP)
 
 # work/ is the learner's (git-ignored): made from notebooks/ the first time; a lesson already there is never

@@ -151,6 +151,12 @@ class Item:
     kind: str                   # "check" (an exercise) or "quiz" (a question)
     id: str                     # the exercise's name (check_<name>) or the question's id
     label: str                  # "Exercise 2 · Which units fire?", "Question 1 · Does the FFN mix ..."
+    optional: bool = False      # in a "Going further" section: not counted in the core path's done / total
+
+
+# A heading at the start of a markdown cell; a "Going further" one opens an optional section that runs to the
+# next heading of its level or above (the rule tools/pace.py applies).
+HEADING = re.compile(r"^(#{1,6})\s+(.*)$", re.MULTILINE)
 
 
 @dataclass(frozen=True)
@@ -169,10 +175,18 @@ def exercises(path: Path) -> list[Item]:
     """The exercises of a lesson notebook, in order: each check call, named by the exercise heading above it."""
     nb = json.loads(path.read_text(encoding="utf-8"))
     found, heading, seen = [], "", set()
+    further_level = None        # the heading level of the Going further section we are in, if any
     for cell in nb.get("cells", []):
         source = cell.get("source", "")
         source = "".join(source) if isinstance(source, list) else str(source)
         if cell.get("cell_type") == "markdown":
+            start = HEADING.match(source.lstrip())
+            if start:
+                level, text = len(start.group(1)), start.group(2).strip()
+                if text.lower().startswith("going further"):
+                    further_level = level if further_level is None else min(level, further_level)
+                elif further_level is not None and level <= further_level:
+                    further_level = None
             match = EXERCISE_HEADING.search(source)
             if match:
                 heading = match.group(1).strip()
@@ -181,7 +195,10 @@ def exercises(path: Path) -> list[Item]:
                 name = call.removeprefix("check_")
                 if name not in seen:
                     seen.add(name)
-                    found.append(Item("check", name, heading or name))
+                    label = heading or name
+                    optional = further_level is not None
+                    found.append(Item("check", name, label + (" (going further)" if optional else ""),
+                                      optional))
     return found
 
 
@@ -263,15 +280,15 @@ def rows(records: list[dict[str, str]], lessons: list[Lesson]) -> list[Row]:
 
 
 def next_step(table: list[Row]) -> str:
-    """What to do next: the first exercise or question, lesson by lesson, that does not pass yet."""
+    """What to do next: the first exercise or question of a core path, lesson by lesson, that does not pass yet."""
     for row in table:
-        if not row.done:
+        if not row.done and not row.item.optional:
             where = f"{row.lesson.notebook}, {row.item.label}"
             if not row.verdict:
                 return f"Next: {where} (not run yet)."
             said = row.shown + (f": {row.mistake}" if row.mistake else "")
             return f"Next: {where} (last time: {said})."
-    return "Next: nothing left. Every exercise and question passes."
+    return "Next: nothing left on the core paths. Every exercise and question there passes."
 
 
 def report(folder: Path, lesson: str | None = None, root: Path = ROOT) -> str:
@@ -297,14 +314,18 @@ def report(folder: Path, lesson: str | None = None, root: Path = ROOT) -> str:
         shown += mine
         if lines and lesson is None:
             lines.append("")
-        lines.append(f"{le.notebook}: {sum(r.done for r in mine)} of {len(mine)} done")
+        core, extra = [r for r in mine if not r.item.optional], [r for r in mine if r.item.optional]
+        lines.append(f"{le.notebook}: {sum(r.done for r in core)} of {len(core)} done"
+                     + (f" (going further: {sum(r.done for r in extra)} of {len(extra)})" if extra else ""))
         for r in mine:
             lines.append(f"  {r.shown:<{width}}  {r.item.label}" + (f" ({r.mistake})" if r.mistake and
                                                                      not r.done else ""))
     if lesson is None:
-        lines += ["", f"All lessons: {sum(r.done for r in table)} of {len(table)} done."]
+        core = [r for r in table if not r.item.optional]
+        lines += ["", f"All lessons: {sum(r.done for r in core)} of {len(core)} done on the core paths."]
     # In one lesson's view, what is left in that lesson comes first.
-    lines.append(next_step(shown) if not all(r.done for r in shown) else next_step(table))
+    left_here = any(not r.done and not r.item.optional for r in shown)
+    lines.append(next_step(shown) if left_here else next_step(table))
     return "\n".join(lines)
 
 

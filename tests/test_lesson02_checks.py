@@ -748,11 +748,15 @@ def test_an_answer_rounded_to_three_decimals_fails(capsys):
 
 
 # ---- hidden cases: they run only while the work is graded ------------------------------------------------
+# The public cases' answers, learned by heart (worked out here, outside the function the check watches).
+PUBLIC_ANSWERS = [(case.args["x"], flat.ffn_forward(**case.args)) for case in FFN_CASES]
+
+
 def fitted_to_the_public_cases(x, W1, b1, W2, b2):
     # A function that learned the public cases by heart (or special-cases their shapes) passes them all.
-    for case in FFN_CASES:
-        if case.args["x"] == list(x):
-            return flat.ffn_forward(**case.args)
+    for known_x, answer in PUBLIC_ANSWERS:
+        if known_x == list(x):
+            return list(answer)
     return [0.0] * len(x)
 
 

@@ -166,9 +166,13 @@ def test_the_table_shows_each_latest_verdict_the_named_mistake_and_done_over_tot
     assert "not implemented yet" in one[3]
     assert one[4].split()[:3] == ["pass", "Question", "1"] and "chose A" not in text
     assert one[5].split()[:4] == ["not", "run", "yet", "Question"]
-    assert "02_pure_python.ipynb: 0 of 5 done" in text
-    total = sum(len(le.items) for le in progress.course())
-    assert f"All lessons: 2 of {total} done." in text
+    lesson02 = next(le for le in progress.course() if le.number == "02")
+    core02 = [i for i in lesson02.items if not i.optional]
+    extra02 = [i for i in lesson02.items if i.optional]
+    assert extra02, "lesson 02's conversion exercise sits in a Going further section"
+    assert f"02_pure_python.ipynb: 0 of {len(core02)} done (going further: 0 of {len(extra02)})" in text
+    total = sum(not i.optional for le in progress.course() for i in le.items)
+    assert f"All lessons: 2 of {total} done on the core paths." in text
     assert text.splitlines()[-1] == ("Next: 01_hand_trace.ipynb, Exercise 2 · Which units fire? "
                                      "(last time: fail: units counted from 1).")
 
@@ -190,7 +194,27 @@ def test_when_everything_passes_next_says_so():
     lesson = progress.Lesson("01", "01_x.ipynb", (progress.Item("check", "f", "Exercise 1 · F"),))
     table = progress.rows([{"lesson": "01", "kind": "check", "item": "f", "verdict": "pass", "mistake": ""}],
                           [lesson])
-    assert progress.next_step(table) == "Next: nothing left. Every exercise and question passes."
+    assert progress.next_step(table) == ("Next: nothing left on the core paths. Every exercise and question "
+                                         "there passes.")
+
+
+def test_an_optional_exercise_is_marked_and_never_next(tmp_path):
+    nb = {"cells": [{"cell_type": "markdown", "source": "### Exercise 1 · Core"},
+                    {"cell_type": "code", "source": "check_core(core)"},
+                    {"cell_type": "markdown", "source": "## Going further · More (about 5 minutes)"},
+                    {"cell_type": "markdown", "source": "### Exercise 2 · Extra"},
+                    {"cell_type": "code", "source": "check_extra(extra)"},
+                    {"cell_type": "markdown", "source": "## Recap"},
+                    {"cell_type": "code", "source": "check_after(after)"}]}
+    path = tmp_path / "01_x.ipynb"
+    path.write_text(__import__("json").dumps(nb))
+    items = progress.exercises(path)
+    assert [(i.id, i.optional) for i in items] == [("core", False), ("extra", True), ("after", False)]
+    assert items[1].label == "Exercise 2 · Extra (going further)"
+    lesson = progress.Lesson("01", "01_x.ipynb", tuple(items))
+    table = progress.rows([{"lesson": "01", "kind": "check", "item": i, "verdict": "pass", "mistake": ""}
+                           for i in ("core", "after")], [lesson])
+    assert progress.next_step(table).startswith("Next: nothing left on the core paths")
 
 
 def test_a_check_run_in_another_lessons_notebook_still_counts():
@@ -202,7 +226,9 @@ def test_a_check_run_in_another_lessons_notebook_still_counts():
 
 def test_checks_and_quiz_answers_run_in_the_workspace_show_up(work, quizzes, capsys, monkeypatch):
     learner_kernel(monkeypatch)
-    check_hand_trace(lambda: ([4, -1], [4, 0], [4, 0]))                  # the real check, recording
+    def hand_trace():                                                   # the exercise's own function
+        return [4, -1], [4, 0], [4, 0]
+    check_hand_trace(hand_trace)                                        # the real check, recording
     demo_quiz("01").answer(2, 4_718_592)
     capsys.readouterr()
     progress.show("01")

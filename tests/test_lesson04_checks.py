@@ -409,6 +409,8 @@ WRONG_HIDDEN = {
     "the default of multiple_of is 128, not 256": lambda d, multiple_of=128: hidden_llama_style(d, multiple_of),
     "the default of multiple_of is 512, not 256": lambda d, multiple_of=512: hidden_count_up(d, multiple_of),
     "the default of multiple_of is 64, not 256": lambda d, multiple_of=64: hidden_ceil(d, multiple_of),
+    "rounded down": lambda d, multiple_of=256: multiple_of * int(int(8 * d / 3) / multiple_of),
+    "one multiple too many": lambda d, multiple_of=256: (math.floor(int(8 * d / 3) / multiple_of) + 1) * multiple_of,
 }
 
 
@@ -484,6 +486,15 @@ def test_every_figure_has_titles_and_labelled_axes():
             assert ax.get_legend() is not None, f"no legend in '{ax.get_title()}'"   # every colour named
         assert any(ax.get_ylabel() for ax in fig.axes)
         plt.close(fig)
+
+
+@pytest.mark.parametrize("mistake", WRONG_HIDDEN)
+def test_swiglu_hidden_first_failure_names_the_fix_in_words_not_code(mistake, capsys):
+    """A first failure may not hand over the rounding code: that is Hint 2's, in the learner's own hands."""
+    _, out, _ = verdict(check_swiglu_hidden, WRONG_HIDDEN[mistake], capsys)
+    (line,) = [line for line in out.splitlines() if "Likely mistake:" in line]
+    for code in ("math.ceil", "//", "multiple_of *", "m * "):
+        assert code not in line, line
 
 
 def test_nearest_multiple_fix_text_states_what_round_gives(capsys):

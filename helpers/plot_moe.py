@@ -36,7 +36,7 @@ def plot_expert_load(loads: dict[str, np.ndarray], capacity: int, even: float):
            Patch(facecolor=DROPPED, hatch=DROPPED_HATCH, edgecolor="white",
                  label="choices beyond its capacity: dropped"),
            Line2D([], [], color="0.2", linestyle="--", label=f"even share ({even:.0f})"),
-           Line2D([], [], color="0.2", linestyle=":", label=f"capacity ({capacity})")]
+           Line2D([], [], color="0.2", linestyle=":", label=f"expert capacity ({capacity})")]
     fig.legend(handles=key, loc="lower center", ncol=2, fontsize=9, frameon=False)
     fig.suptitle("Top-2 routing of the same random router: load per expert")
     fig.tight_layout(rect=(0, 0.12, 1, 1))

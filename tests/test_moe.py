@@ -309,7 +309,7 @@ def test_load_plot_keys_every_colour_it_draws():
     labels = [text.get_text() for legend in fig.legends for text in legend.get_texts()]
     assert any("beyond its capacity: dropped" in label for label in labels), labels
     assert any("the expert takes" in label for label in labels), labels
-    assert "even share (10)" in labels and "capacity (13)" in labels, labels
+    assert "even share (10)" in labels and "expert capacity (13)" in labels, labels
     red = matplotlib.colors.to_rgba("tab:red")
     red_bars = [bar for ax in fig.axes for bar in ax.patches if bar.get_facecolor() == red]
     assert [(int(bar.get_y()), int(bar.get_height())) for bar in red_bars] == [(13, 12)], \

@@ -360,7 +360,8 @@ def moe_ffn(x: np.ndarray, W_router: np.ndarray, experts: Sequence[Callable[[np.
 
     x is (n, d) (or any (..., d): leading dimensions are tokens), W_router is (d, n_experts), and each expert
     maps (m, d) to (m, d). A token's output is the sum of its k experts' outputs weighted by the softmax of
-    those k logits, which equals a softmax over all experts renormalised over the chosen k (as Mixtral does).
+    those k logits: the same weights as a softmax over all experts renormalised over the chosen k (Mixtral's
+    implementations compute one or the other).
 
     - Each expert is called once, on all the tokens routed to it together (a batch of rows, in token order);
       an expert that receives no token is not called at all.

@@ -278,6 +278,44 @@ def test_b2_aliased_and_changed_in_place(capsys):
         return y
     ok, out = verdict(check_ffn_as_sum, aliased, capsys)
     assert not ok and "changed its input `b2` in place" in out
+    # Its numbers are right: the summary names the aliasing, never a slip in the computation (the trial
+    # learner's report: "W2 multiplied as a whole" for a loop over the units).
+    lines = named(out)
+    assert len(lines) == 1 and lines[0].startswith("  Likely mistake: b2 changed in place"), out
+    assert "W2 multiplied as a whole" not in out
+    assert ok.mistake.startswith("b2 changed in place"), ok.mistake
+
+
+def test_a_value_scaled_in_place_is_named_as_a_changed_input(capsys):
+    def scaled_in_place(x, W1, b1, W2, b2):
+        for k in range(W1.shape[1]):
+            W2[k] *= max(0.0, x @ W1[:, k] + b1[k])     # each value scaled where it is stored
+        return W2.sum(axis=0) + b2
+    ok, out = verdict(check_ffn_as_sum, scaled_in_place, capsys)
+    assert not ok and "changed its input `W2` in place" in out
+    lines = named(out)
+    assert len(lines) == 1 and "the input `W2` changed in place" in lines[0], out
+
+
+def test_b2_aliased_with_another_slip_is_named_by_the_slip(capsys):
+    def aliased_without_relu(x, W1, b1, W2, b2):
+        y = b2
+        for k in range(W1.shape[1]):
+            y += (x @ W1[:, k] + b1[k]) * W2[k]
+        return y
+    ok, out = verdict(check_ffn_as_sum, aliased_without_relu, capsys)
+    assert not ok and "changed its input `b2` in place" in out
+    lines = named(out)
+    assert len(lines) == 1 and "ReLU not applied" in lines[0], out
+
+
+def test_aliased_b2_with_the_whole_product_is_named_by_the_rule(capsys):
+    def aliased_product(x, W1, b1, W2, b2):
+        y = b2
+        y += np.maximum(x @ W1 + b1, 0) @ W2
+        return y
+    ok, out = verdict(check_ffn_as_sum, aliased_product, capsys)
+    assert not ok and named(out)[0].startswith("  Likely mistake: W2 multiplied as a whole"), out
 
 
 def test_a_case_has_units_past_index_d_that_fire_and_write():

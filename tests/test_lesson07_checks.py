@@ -212,6 +212,57 @@ def test_route_same_expert_twice_is_explained(capsys):
         return experts, [stable_softmax(row[e].tolist()) for row, e in zip(logits, experts)]
     result, out = grade(check_route, by_value, capsys)
     assert not result and "the same expert twice for token 0" in out
+    assert "This token has tied logits: looking an expert up by its value" in out
+
+
+def route_sorted_down_tokens(logits, k):
+    """The trial learner's slip: argsort along axis 0, ranking the tokens in each expert's column."""
+    experts = np.argsort(-logits, axis=0)[:, :k]
+    chosen = np.take_along_axis(logits, experts, axis=-1)
+    e = np.exp(chosen - chosen.max(axis=-1, keepdims=True))
+    return experts, e / e.sum(axis=-1, keepdims=True)
+
+
+def route_sorted_down_tokens_transposed(logits, k):
+    experts = np.argsort(-logits, axis=0)[:k].T
+    chosen = np.take_along_axis(logits, experts, axis=-1)
+    return experts, np.exp(chosen) / np.exp(chosen).sum(axis=-1, keepdims=True)
+
+
+def test_route_sorted_down_the_tokens_is_named_not_blamed_on_ties(capsys):
+    result, out = grade(check_route, route_sorted_down_tokens, capsys)
+    assert not result
+    first = next(line for line in out.splitlines() if "\u2718" in line)
+    # Mixtral's case has no ties: the message must not talk about them.
+    assert "top 2 of 8 experts" in first and "tied" not in first and "sort down the tokens (axis 0)" in first, out
+    assert "returned token positions as experts" in out          # k = 1: no repeat, still named
+    assert "Likely mistake: experts sorted down the tokens (argsort along axis 0)" in out
+    assert result.mistake.startswith("experts sorted down the tokens"), result.mistake
+
+
+def test_route_sorted_down_the_tokens_and_transposed_is_named(capsys):
+    result, out = grade(check_route, route_sorted_down_tokens_transposed, capsys)
+    assert not result and "Likely mistake: experts sorted down the tokens (argsort along axis 0, then transposed)" in out
+
+
+def test_route_same_expert_twice_without_ties_says_nothing_of_ties(capsys):
+    def first_twice(logits, k):
+        best = np.argmax(logits, axis=-1)
+        experts = np.repeat(best[:, None], k, axis=1)             # the best expert k times
+        return experts, np.full(experts.shape, 1.0 / k)
+    result, out = grade(check_route, first_twice, capsys)
+    first = next(line for line in out.splitlines() if "\u2718" in line)
+    assert not result and "the same expert twice for token 0" in first and "tied" not in first, out
+
+
+def test_a_right_answer_is_never_taken_for_a_sort_down_the_tokens():
+    """A routing whose experts happen to equal the columns of a sort down the tokens is judged by its value."""
+    from helpers.checks import lesson07 as L7
+    from helpers.checks._core import Case
+    logits = np.array([[3.0, 0.0, 0.0], [2.0, 3.0, 0.0], [1.0, 0.0, 3.0]])
+    experts, weights = L7.route(logits, 1)
+    assert experts.ravel().tolist() == np.argsort(-logits, axis=0)[:, :1].ravel().tolist()   # they coincide
+    assert L7._route_problem((experts, weights), Case("coincide", {"logits": logits, "k": 1})) is None
 
 
 def test_route_logits_instead_of_indices(capsys):

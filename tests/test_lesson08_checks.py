@@ -378,6 +378,37 @@ def test_numerical_gradient_not_put_back_is_told_it_changed_a(capsys):
     assert not check_numerical_gradient(not_put_back)
     out = capsys.readouterr().out
     assert "changed its input `a` in place" in out and "kept = a[i]" in out
+    # The exercise nudges a and restores it: the advice is to put the entry back, not to build a new array.
+    assert "put each entry back exactly" in out and "build a new list or array" not in out, out
+    assert "differed from what" in out
+
+
+def test_numerical_gradient_that_never_restores_is_told_to_put_entries_back(capsys):
+    def never_restored(f, a, eps):
+        grad = np.zeros(a.shape)
+        for i in np.ndindex(a.shape):
+            a[i] += eps
+            up = f(a)
+            a[i] -= 2 * eps
+            grad[i] = (up - f(a)) / (2 * eps)              # a[i] left eps below where it was
+        return grad
+    assert not check_numerical_gradient(never_restored)
+    out = capsys.readouterr().out
+    assert "changed its input `a` in place" in out and "put each entry back exactly" in out, out
+
+
+def test_numerical_gradient_on_a_copy_passes(capsys):
+    def on_a_copy(f, a, eps):
+        a = a.copy()                                       # nudging its own copy leaves the caller's a alone
+        grad = np.zeros(a.shape)
+        for i in np.ndindex(a.shape):
+            kept = a[i]
+            a[i] = kept + eps
+            up = f(a)
+            a[i] = kept - eps
+            grad[i] = (up - f(a)) / (2 * eps)
+        return grad                                        # its copy is left changed: not the caller's problem
+    assert check_numerical_gradient(on_a_copy), capsys.readouterr().out
 
 
 # ---- going further: gelu_backward(z, dh) -------------------------------------------------------------------
@@ -414,6 +445,8 @@ def test_gelu_backward_accepts_right_answers(fn, capsys, monkeypatch):
     (lambda z, dh: dh * (special.ndtr(z) - z * stats.norm.pdf(z)), "the second term subtracted"),
     (lambda z, dh: dh * (stats.norm.pdf(z) + z * special.ndtr(z)), "the density and the cumulative swapped"),
     (lambda z, dh: dh * (special.ndtr(z) + z * np.exp(-z ** 2 / 2)), "φ(z) without its 1/sqrt(2π)"),
+    (lambda z, dh: dh * (special.ndtr(z) + np.exp(-z ** 2 / 2) / np.sqrt(2 * np.pi)),
+     "the factor z left out of the second term: Φ(z) + φ(z)"),
     (lambda z, dh: dh * z * special.ndtr(z), "GELU itself instead of its slope"),
     (lambda z, dh: special.ndtr(z) + z * stats.norm.pdf(z), "gelu'(z) returned without multiplying by dh"),
     (lambda z, dh: dh * (z > 0), "ReLU's mask instead of GELU's slope"),
@@ -433,3 +466,13 @@ def test_gelu_backward_names_the_mistake(fn, name, capsys):
 def test_gelu_backward_bad_returns_get_specific_messages(fn, message, capsys):
     assert not check_gelu_backward(fn)
     assert message in capsys.readouterr().out
+
+
+def test_gelu_backward_hint_is_not_the_whole_answer(capsys):
+    """A slip no mistake reproduces gets a hint that points at the two terms, never the code of the answer."""
+    def half_slope(z, dh):
+        return dh * (special.ndtr(z) + z * stats.norm.pdf(z)) / 2
+    assert not check_gelu_backward(half_slope)
+    out = capsys.readouterr().out
+    assert "Hint: print your slope" in out and "1.0833" in out, out
+    assert "np.exp" not in out and "exp(-z" not in out and "ndtr" not in out, out

@@ -298,7 +298,8 @@ def test_average_tokens_by_hand():
 
 
 def test_load_plot_keys_every_colour_it_draws():
-    """The red over-capacity bars, the blue ones and both lines each have an entry in the figure's key."""
+    """Each bar is split at the capacity: only the part above it is the dropped part, drawn red and hatched
+    (so it does not rest on colour alone), and every colour and line has an entry in the figure's key."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -306,10 +307,15 @@ def test_load_plot_keys_every_colour_it_draws():
     loads = {"even": np.array([10, 11, 9, 10]), "crowded": np.array([2, 25, 10, 3])}
     fig = plot_expert_load(loads, capacity=13, even=10.0)
     labels = [text.get_text() for legend in fig.legends for text in legend.get_texts()]
-    assert any("over capacity" in label for label in labels), labels
-    assert any("within capacity" in label for label in labels), labels
-    assert "even share (10)" in labels and "capacity (13)" in labels, labels
+    assert any("beyond its capacity: dropped" in label for label in labels), labels
+    assert any("the expert takes" in label for label in labels), labels
+    assert "even share (10)" in labels and "expert capacity (13)" in labels, labels
     red = matplotlib.colors.to_rgba("tab:red")
     red_bars = [bar for ax in fig.axes for bar in ax.patches if bar.get_facecolor() == red]
-    assert [int(bar.get_height()) for bar in red_bars] == [25], "only the bar above the capacity is red"
+    assert [(int(bar.get_y()), int(bar.get_height())) for bar in red_bars] == [(13, 12)], \
+        "only the part of the bar above the capacity is red: 25 - 13 = 12 dropped choices"
+    assert all(bar.get_hatch() for bar in red_bars), "the dropped part is hatched as well as red"
+    blue = matplotlib.colors.to_rgba("tab:blue")
+    tops = [int(bar.get_height()) for ax in fig.axes for bar in ax.patches if bar.get_facecolor() == blue]
+    assert tops == [10, 11, 9, 10, 2, 13, 10, 3], tops
     plt.close(fig)

@@ -264,22 +264,51 @@ def _sum_values(value):
     return [float(e) for e in (value.tolist() if isinstance(value, np.ndarray) else value)]
 
 
-def _only_by_a_product(fn, cases) -> bool:
-    """Whether fn gets every case right, through a product with W2 as a whole in at least one. Run quietly,
-    before the graded run: only then is the rule, not a wrong value, the thing to report."""
-    seen = False
+@dataclass
+class _Survey:
+    """What fn does on the cases, run quietly before the graded run."""
+    right: bool              # every case's numbers right (whatever else is wrong)
+    by_product: bool         # a product with W2 as a whole in at least one case
+    mutated: list[str]       # the inputs some case changed in place
+
+    @property
+    def only_by_a_product(self) -> bool:
+        """The rule, not a wrong value, is the thing to report."""
+        return self.right and self.by_product
+
+
+def _survey(fn, cases) -> _Survey:
+    right, by_product, mutated = True, False, []
     with contextlib.redirect_stdout(io.StringIO()):
         for case in cases:
             outcome = run(fn, case.args)
             if outcome.raised:
-                return False
+                right = False
+                continue
             value = outcome.value
-            seen = seen or isinstance(value, _SummedWithAProduct)
+            by_product = by_product or isinstance(value, _SummedWithAProduct)
+            mutated += [name for name in outcome.mutated if name not in mutated]
             plain = value.value if isinstance(value, _SummedWithAProduct) else value
             if _sum_problem(plain, case) is not None or \
                     not close(_sum_values(plain), _reference_sum(*(_f(v) for v in case.args.values()))):
-                return False
-    return seen
+                right = False
+    return _Survey(right, by_product, mutated)
+
+
+def _in_place(names: list[str]) -> Mistake:
+    """The mistake of a function whose numbers are right but which changed its inputs: named as that, not as
+    a slip in the computation (its numbers match the right ones, and so would any mutant's that is right)."""
+    if "b2" in names:
+        return Mistake("b2 changed in place: `y = b2` makes y a second name for the caller's b2, so `y += ...` "
+                       "writes into it",
+                       "Start from a copy, y = b2.copy(), or write y = y + a_k * W2[k], which builds a new array "
+                       "each time. The numbers are right; only the caller's b2 was changed.",
+                       lambda x, W1, b1, W2, b2: _reference_sum(_f(x), _f(W1), _f(b1), _f(W2), _f(b2)))
+    listed = ", ".join(f"`{name}`" for name in names)
+    return Mistake(f"the input {listed} changed in place",
+                   "The numbers are right, but the caller's arrays must stay as they were: compute into new "
+                   "arrays (a_k * W2[k] is a new array; W2[k] *= a_k changes W2 itself).",
+                   lambda x, W1, b1, W2, b2: _reference_sum(_f(x), _f(W1), _f(b1), _f(W2), _f(b2)))
 
 
 @grader
@@ -289,10 +318,16 @@ def check_ffn_as_sum(fn) -> bool:
     if not callable(fn):
         return not_a_function("ffn_as_sum", fn)
     watched, cases = _watching(fn), _sum_cases()
-    rule_broken = _only_by_a_product(watched, cases)
+    survey = _survey(watched, cases)
+    rule_broken = survey.only_by_a_product
+    # The whole-product mistake gives the right numbers, so it would match any right numbers: offer it only
+    # when a product with W2 as a whole was seen; right numbers with a changed input are named as that.
+    mistakes = [m for m in _SUM_MISTAKES if survey.by_product or m is not _SUM_MISTAKES[0]]
+    if survey.right and survey.mutated and not survey.by_product:
+        mistakes = [_in_place(survey.mutated)] + mistakes
     return check_function(
         "ffn_as_sum", watched, cases, _reference_sum,
-        lambda value, case: _sum_problem(value, case, rule_broken), _SUM_MISTAKES,
+        lambda value, case: _sum_problem(value, case, rule_broken), mistakes,
         normalize=_sum_values, hidden=_sum_hidden(),
         fallback_hint="print your a_k for the first failing case beside relu(x @ W1 + b1) computed in one "
                       "line; then check which slice of W2 each unit writes and that b2 is added exactly once.")

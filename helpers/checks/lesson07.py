@@ -101,6 +101,28 @@ def _route_first_columns(logits, k):
     return experts, p / p.sum(axis=-1, keepdims=True)
 
 
+def _route_sorted_down_tokens(logits, k):
+    """argsort along axis 0: each column ranks the tokens, so the "experts" are token positions."""
+    experts = np.argsort(-logits, axis=0)[:, :k]
+    return experts, softmax(np.take_along_axis(logits, experts, axis=-1))
+
+
+def _route_sorted_down_tokens_transposed(logits, k):
+    """The same slip, with the first k rows of the token ranking transposed: (n_experts, k), not (n, k)."""
+    experts = np.argsort(-logits, axis=0)[:k].T
+    return experts, softmax(np.take_along_axis(logits, experts, axis=-1))
+
+
+def _sorted_down_tokens(logits, experts) -> bool:
+    """Whether `experts` (n, k) are the first k columns of an argsort of the logits down the tokens (axis 0),
+    with either tie-break: the slip of sorting along the wrong axis."""
+    n, k = experts.shape
+    if logits.shape[1] < k:
+        return False
+    return any(np.array_equal(experts, np.argsort(-logits, axis=0, kind=kind)[:, :k])
+               for kind in ("quicksort", "stable"))
+
+
 def _route_mask_by_value(logits, k):
     """Pick the best, then hide every expert whose logit equals it (a tied expert is skipped too)."""
     masked = logits.copy()
@@ -127,6 +149,15 @@ _ROUTE_MISTAKES = [Mistake(name, fix, _quiet(fn)) for name, fix, fn in [
      "Divide by each row's sum so that every token's k weights add up to 1.", _route_exp_only),
     ("the raw logits returned as weights",
      "Turn the k chosen logits into weights with a softmax.", _route_raw),
+    ("experts sorted down the tokens (argsort along axis 0) instead of across each token's experts (axis=-1)",
+     "np.argsort(-logits, axis=0) ranks the tokens within each expert's column, so its entries are token "
+     "positions, not experts. Sort each row, one token's logits: np.argsort(-logits, axis=-1)[:, :k].",
+     _route_sorted_down_tokens),
+    ("experts sorted down the tokens (argsort along axis 0, then transposed) instead of across each token's "
+     "experts (axis=-1)",
+     "np.argsort(-logits, axis=0) ranks the tokens within each expert's column; its first k rows, transposed, "
+     "have one row per expert, not per token. Sort each token's row: np.argsort(-logits, axis=-1)[:, :k].",
+     _route_sorted_down_tokens_transposed),
     ("softmax taken down the tokens (axis=0) instead of across each token's experts",
      "Normalise each row: softmax along axis=-1, over one token's k chosen logits.", _route_axis0),
     ("weights not reordered with their experts: the experts were sorted by index, the weights were not",
@@ -230,10 +261,24 @@ def _route_problem(value, case):
         hint = " Expert indices count from 0." if bad == n_experts else ""
         return (f"returned expert index {fmt(bad)}, out of range for {n_experts} experts "
                 f"(0 to {n_experts - 1}).{hint}")
-    for t, row in enumerate(experts.astype(int)):
+    chosen = experts.astype(int)
+    for t, row in enumerate(chosen):
         if len(set(row.tolist())) < k:
-            return (f"returned the same expert twice for token {t} ({fmt(row.tolist())}); its k experts must "
-                    "be different. With tied logits, looking an expert up by its value finds the same one twice")
+            message = (f"returned the same expert twice for token {t} ({fmt(row.tolist())}); its k experts must "
+                       "be different")
+            if _sorted_down_tokens(logits, chosen):
+                return message + (". These are the positions of a sort down the tokens (axis 0): sort each "
+                                  "token's row instead, along axis=-1")
+            twice = next(e for e in row.tolist() if row.tolist().count(e) > 1)
+            if np.sum(logits[t] == logits[t, twice]) > 1:
+                return message + (". This token has tied logits: looking an expert up by its value (np.where, "
+                                  ".index) finds the same one twice; keep positions, not values")
+            return message
+    best = -np.sort(-logits, axis=-1)[:, :k]                                  # (n, k) the k largest
+    right = np.array_equal(-np.sort(-np.take_along_axis(logits, chosen, axis=-1), axis=-1), best)
+    if n > 1 and not right and _sorted_down_tokens(logits, chosen):
+        return ("returned token positions as experts: the sort ran down the tokens (axis 0), ranking the "
+                "tokens within each expert's column. Sort each token's row instead, along axis=-1")
     if not np.all(np.isfinite(weights)):
         return ("returned NaN or infinity in `weights`: exp of a large logit overflows. Subtract each row's "
                 "largest logit before exp; a softmax does not change when every logit shifts by the same amount")

@@ -7,13 +7,14 @@ d and d_ff all differ) and put pre-activations exactly at 0, where relu'(0) = 0 
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
 import numpy as np
 from scipy import special
 
-from helpers.checks._core import Case, Mistake, a_kind, check_function, close, fmt, plural
+from helpers.checks._core import Case, Mistake, a_kind, check_function, close, fmt, not_a_function, plural
 from helpers.checks._verdict import grader
 from helpers.ffn import ffn, ffn_backward, gelu, gelu_grad, gelu_tanh_grad
 
@@ -467,8 +468,43 @@ def _numerical_cases():
                                                           "eps": 1e-5})])
 
 
+@dataclass(eq=False)
+class _LeftChanged:
+    """What a numerical_gradient returned when it left `a` changed after it returned (an entry nudged and not
+    put back exactly), with how many entries differ and by how much at most."""
+    value: Any
+    entries: int
+    largest: float
+
+    def __array__(self, dtype=None, copy=None):
+        return np.asarray(self.value, dtype=dtype)
+
+
+def _watching_a(fn):
+    """fn, handed its own copy of `a`; when that copy differs afterwards, its result is wrapped in _LeftChanged.
+    The exercise nudges `a` and must restore it, so "build a new array" (the general message for an input
+    changed in place) would be the wrong advice."""
+    def numerical_gradient(f, a, eps):
+        theirs = np.array(a, copy=True)
+        value = fn(f, theirs, eps)
+        if theirs.shape == np.shape(a) and not np.array_equal(theirs, a):
+            diff = np.abs(np.asarray(theirs, dtype=float) - np.asarray(a, dtype=float))
+            return _LeftChanged(value, int(np.count_nonzero(diff)), float(diff.max()))
+        return value
+    return numerical_gradient
+
+
 def _numerical_problem(value: Any, case: Case) -> str | None:
     a = case.args["a"]
+    if isinstance(value, _LeftChanged):
+        problem = _numerical_problem(value.value, case)
+        if problem is not None:
+            return problem
+        n = value.entries
+        return (f"changed its input `a` in place: after it returned, {n} entr{'y' if n == 1 else 'ies'} of a "
+                f"differed from what {'it was' if n == 1 else 'they were'} (by up to {value.largest:.1e}). "
+                "Nudging a is fine, but put each entry back exactly: keep it first (kept = a[i]) and restore "
+                "it (a[i] = kept); adding and subtracting eps again leaves a rounding error behind")
     if value is None:
         return "returned None. Did you forget to return the gradient?"
     if isinstance(value, (int, float, np.floating, np.integer)):
@@ -484,8 +520,11 @@ def _numerical_problem(value: Any, case: Case) -> str | None:
 def check_numerical_gradient(fn) -> bool:
     """Grade `numerical_gradient(f, a, eps)`: dF/da by central differences, shaped like a."""
     public, hidden = _numerical_cases()
+    if not callable(fn):
+        return not_a_function("numerical_gradient", fn)
+    mistakes = [Mistake(m.name, m.fix, _watching_a(m.fn)) for m in _NUMERICAL_MISTAKES]
     return check_function(
-        "numerical_gradient", fn, public, _numerical_reference, _numerical_problem, _NUMERICAL_MISTAKES,
+        "numerical_gradient", _watching_a(fn), public, _numerical_reference, _numerical_problem, mistakes,
         compare=lambda got, expected: close(got, expected, rtol=1e-7, atol=1e-9), normalize=_as_float,
         describe=lambda value: fmt(value, 10), hidden=hidden,
         fallback_hint="use the eps you are given, and for each index of a: keep a[index], set it to kept + eps and to kept - eps, evaluate f "
@@ -518,6 +557,10 @@ _GELU_MISTAKES = [
     Mistake("the density and the cumulative swapped: φ(z) + z Φ(z)",
             "Φ is the cumulative (scipy.special.ndtr), φ its derivative, the bell curve: slope = Φ(z) + z φ(z).",
             lambda z, dh: dh * (_phi(z) + z * _Phi(z))),
+    Mistake("the factor z left out of the second term: Φ(z) + φ(z)",
+            "The product rule on z Φ(z) gives z' Φ(z) + z Φ'(z): the second term is z times φ(z), not φ(z) "
+            "alone.",
+            lambda z, dh: dh * (_Phi(z) + _phi(z))),
     Mistake("φ(z) without its 1/sqrt(2π)",
             "The standard normal density is φ(z) = exp(-z²/2) / sqrt(2π).",
             lambda z, dh: dh * (_Phi(z) + z * np.exp(-np.asarray(z, dtype=float) ** 2 / 2))),
@@ -556,5 +599,6 @@ def check_gelu_backward(fn) -> bool:
         "gelu_backward", fn, public, _gelu_backward, _relu_problem, _GELU_MISTAKES,
         compare=lambda got, expected: close(got, expected, rtol=1e-6, atol=1e-9), normalize=_as_float,
         hidden=hidden,
-        fallback_hint="gelu'(z) = Phi(z) + z * phi(z), with Phi = scipy.special.ndtr and phi(z) = "
-                      "exp(-z**2 / 2) / sqrt(2 pi); then dz = dh * gelu'(z).")
+        fallback_hint="print your slope (dz with dh = 1) at z = 1 and compare it with the two terms of the "
+                      "product rule there, Φ(1) = 0.8413 and 1 φ(1) = 0.2420 (they add up to 1.0833): which term "
+                      "is off?")

@@ -31,8 +31,8 @@ QUIZ = Quiz("07", [
            "An MoE layer goes from 8 experts to 16 experts of the same size, still routing each token to 2. "
            "What changes?",
            [Option("The expert parameters double; the work per token stays about the same",
-                   "Right: capacity grows with the number of experts, compute with k. Only the router grows "
-                   "with the number of experts, and it is tiny.", correct=True),
+                   "Right: the parameters grow with the number of experts, the compute per token with k. "
+                   "Only the router's work grows with the number of experts, and it is tiny.", correct=True),
             Option("Both the parameters and the work per token double",
                    "A token still runs through only k = 2 experts; the other 14 sit idle for it."),
             Option("The work per token doubles; the parameters stay the same",
@@ -44,8 +44,8 @@ QUIZ = Quiz("07", [
                    "That is the hand computation of section 1, n x k small calls in all. moe_ffn gathers an "
                    "expert's tokens into one batch first."),
             Option("Once, on all the tokens routed to it; not at all if no token chose it",
-                   "Right: the counted experts of section 2 show one call each, with the rows adding up to "
-                   "n x k.", correct=True),
+                   "Right: moe_ffn gathers each expert's tokens into one batch (section 2); the first Going "
+                   "further section counts the calls, one per expert, their rows adding up to n x k.", correct=True),
             Option("Once on every token, with the unchosen tokens' outputs multiplied by 0",
                    "That is the dense mixture, which does every expert's work for every token and saves "
                    "nothing.")]),

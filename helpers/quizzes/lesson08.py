@@ -44,8 +44,8 @@ QUIZ = Quiz("08", [
                       "W2's row gets gradient h^T dy, and h = 0 for this unit, so it stops changing too; and "
                       "W2 does not decide whether the unit fires anyway, W1 and b1 do."),
                Option("The same as with GELU: a small gradient that slowly brings it back",
-                      "That is GELU and SiLU's advantage: their slope is small but not 0 for z < 0. ReLU's is "
-                      "exactly 0."),
+                      "That is GELU and SiLU's advantage: their slope below 0 is not 0 (positive just below 0, "
+                      "negative further out), so an off unit still gets gradient. ReLU's is exactly 0 there."),
            ]),
     Choice("gradient-check",
            "Your backward pass and a central-difference check disagree on dW1 by a relative error of 0.3, and "
@@ -54,8 +54,9 @@ QUIZ = Quiz("08", [
                       "dW2 and db2 only need h and dy, and they agree; dW1 needs dh = dy @ W2.T and the mask "
                       "as well, so the bug is on that part of the path.", correct=True),
                Option("In the forward pass",
-                      "A wrong forward pass would change h, and dW2 = h.T @ dy would disagree too. Both checks "
-                      "use the same forward pass, so they agree on what it computes."),
+                      "A slip in how your backward pass recomputes z or h would change h, and dW2 = h.T @ dy "
+                      "would disagree too; it agrees to 1e-11. (The central differences run the course's own "
+                      "forward pass, so they cannot share your slip.)"),
                Option("Nowhere: 0.3 is ordinary rounding",
                       "Rounding in float64 gives errors near 1e-10 here, as dW2 and db2 show. 0.3 is a wrong "
                       "formula."),

@@ -15,10 +15,12 @@ GPT2_SMALL = {
     "activation": "GELU (tanh approximation)",
 }
 GPT3 = {
-    "d": 12288,        # d_model of GPT-3 175B
+    "d": 12288,        # d_model of GPT-3 175B (Brown et al. 2020, Table 2.1)
     "d_ff": 49152,     # 4 * d
     "n_layers": 96,
-    "activation": "GELU",
+    # The paper never names the activation: GPT-3 uses "the same model and architecture as GPT-2" except for
+    # sparse attention (section 2.1), so GELU by inheritance.
+    "activation": "GELU (as GPT-2)",
 }
 LLAMA_7B = {
     "d": 4096,         # d_model of Llama 7B

@@ -9,6 +9,7 @@ from typing import Callable, Mapping
 
 import matplotlib.pyplot as plt
 import numpy as np
+from matplotlib.colors import SymLogNorm
 
 # One colour and line style per activation, the same in every figure of the lesson.
 STYLE = {
@@ -88,17 +89,33 @@ def plot_hidden_histograms(hidden: Mapping[str, np.ndarray], bins: np.ndarray):
     return fig
 
 
-def plot_gate_map(silu: Callable[[np.ndarray], np.ndarray], limit: float = 4.0, n: int = 201):
-    """A SwiGLU hidden unit, silu(g) * v, as a colour map over its gate pre-activation g and value v."""
-    g, v = np.meshgrid(np.linspace(-limit, limit, n), np.linspace(-limit, limit, n))
+def plot_gate_map(silu: Callable[[np.ndarray], np.ndarray], g_low: float = -8.0, g_high: float = 4.0,
+                  v_limit: float = 4.0, n: int = 201):
+    """A SwiGLU hidden unit, h = silu(g) * v, as a colour map over its gate pre-activation g and value v.
+
+    The colour scale is symmetric-logarithmic: linear scales let the large values for positive g (up to about
+    16) wash out the small ones for negative g (at most 0.28 |v|), which are the point of the picture."""
+    g, v = np.meshgrid(np.linspace(g_low, g_high, n), np.linspace(-v_limit, v_limit, n))
     h = silu(g) * v
-    fig, ax = plt.subplots(figsize=(6, 4.6))
+    lowest = float(np.min(silu(np.linspace(g_low, 0.0, 8001))))       # SiLU's dip, about -0.28
     top = float(np.abs(h).max())
-    image = ax.pcolormesh(g, v, h, cmap="RdBu_r", vmin=-top, vmax=top, shading="auto")
+    fig, ax = plt.subplots(figsize=(7, 4.8))
+    norm = SymLogNorm(linthresh=0.01, linscale=0.3, vmin=-top, vmax=top, base=10)
+    image = ax.pcolormesh(g, v, h, cmap="RdBu_r", norm=norm, shading="auto")
     ax.contour(g, v, h, levels=[0.0], colors="0.3", linewidths=0.8)
     ax.plot([], [], color="0.3", lw=0.8, label="hidden value exactly 0")   # the contour's legend entry
-    ax.legend(loc="lower right", fontsize=8, framealpha=0.9)
-    fig.colorbar(image, ax=ax, label="hidden value silu(g) · v (red > 0, blue < 0)")
+    ax.legend(loc="lower left", fontsize=8, framealpha=0.9)
+    ticks = [t for t in (-10, -1, -0.1, -0.01, 0, 0.01, 0.1, 1, 10) if abs(t) <= top]
+    bar = fig.colorbar(image, ax=ax, ticks=ticks,
+                       label="hidden value h = silu(g) · v (red > 0, blue < 0; log scale)")
+    bar.ax.set_yticklabels([f"{t:g}" for t in ticks])
+    box = {"boxstyle": "round", "fc": "white", "ec": "0.5", "alpha": 0.85}
+    ax.text(g_low + 0.2 * (0 - g_low), 0.6 * v_limit, "nearly shut", ha="center", va="center", fontsize=8,
+            bbox=box)
+    ax.text(0.2 * g_low, 0.7 * v_limit, f"sign flipped:\n|h| at most {abs(lowest):.2f} |v|", ha="center",
+            va="center", fontsize=8, bbox=box)
+    ax.text(0.6 * g_high, -0.7 * v_limit, "passes v,\nscaled by about g", ha="center", va="center",
+            fontsize=8, bbox=box)
     ax.set_xlabel("gate pre-activation g = (x W_gate)_k")
     ax.set_ylabel("value pre-activation v = (x W_up)_k")
     ax.set_title("One SwiGLU unit: the gate decides how much of v gets through")

@@ -132,7 +132,7 @@ class Choice:
 def _unprefixed(feedback: str) -> str:
     """An option's feedback without its own leading "Right." (the judge says it once)."""
     rest = re.sub(r"^(right|correct|yes)\b[.:!,]?\s*", "", feedback, flags=re.IGNORECASE)
-    return rest[:1].upper() + rest[1:] if rest else feedback
+    return rest or feedback        # not capitalised: it may start with a variable ("z = 2 ...")
 
 
 def plural_letters(n: int) -> str:

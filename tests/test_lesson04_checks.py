@@ -409,6 +409,8 @@ WRONG_HIDDEN = {
     "the default of multiple_of is 128, not 256": lambda d, multiple_of=128: hidden_llama_style(d, multiple_of),
     "the default of multiple_of is 512, not 256": lambda d, multiple_of=512: hidden_count_up(d, multiple_of),
     "the default of multiple_of is 64, not 256": lambda d, multiple_of=64: hidden_ceil(d, multiple_of),
+    "rounded down": lambda d, multiple_of=256: multiple_of * int(int(8 * d / 3) / multiple_of),
+    "one multiple too many": lambda d, multiple_of=256: (math.floor(int(8 * d / 3) / multiple_of) + 1) * multiple_of,
 }
 
 
@@ -486,6 +488,15 @@ def test_every_figure_has_titles_and_labelled_axes():
         plt.close(fig)
 
 
+@pytest.mark.parametrize("mistake", WRONG_HIDDEN)
+def test_swiglu_hidden_first_failure_names_the_fix_in_words_not_code(mistake, capsys):
+    """A first failure may not hand over the rounding code: that is Hint 2's, in the learner's own hands."""
+    _, out, _ = verdict(check_swiglu_hidden, WRONG_HIDDEN[mistake], capsys)
+    (line,) = [line for line in out.splitlines() if "Likely mistake:" in line]
+    for code in ("math.ceil", "//", "multiple_of *", "m * "):
+        assert code not in line, line
+
+
 def test_nearest_multiple_fix_text_states_what_round_gives(capsys):
     """The fix names round()'s result and the right one, and both numbers are what the code gives."""
     h = int(2 * 4 * 8192 / 3)
@@ -503,3 +514,26 @@ def test_each_exercise_has_a_full_bank():
     rights = [test_correct_gelu_passes_without_notes, test_correct_silu_passes_without_notes,
               test_correct_swiglu_passes, test_correct_swiglu_hidden_passes]
     assert all(len(t.pytestmark[0].args[1]) >= 3 for t in rights)
+
+
+def test_gate_map_colours_show_the_small_values_for_a_negative_gate():
+    """On a linear scale up to about 16, SwiGLU's values for g < 0 (at most 0.28 |v|, about 1.1 here) were nearly
+    white: the "sign flipped" region the takeaway describes was invisible. They must get a clear colour."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from helpers import plot_activations as figures
+
+    fig = figures.plot_gate_map(reference.silu, n=81)
+    try:
+        mesh = fig.axes[0].collections[0]
+        h = np.asarray(mesh.get_array()).ravel()
+        g = np.asarray(mesh.get_coordinates())[..., 0]
+        g = np.ravel((g[:-1, :-1] + g[1:, 1:]) / 2) if g.size != h.size else g.ravel()
+        assert g.min() <= -6 and h.max() > 10                     # very negative gates, and the large values too
+        weak = np.abs(h[g < -0.5]).max()                           # the largest value where the gate is negative
+        assert 0.9 < weak < 1.2
+        assert mesh.norm(weak) - 0.5 > 0.25 and 0.5 - mesh.norm(-weak) > 0.25   # far from white, both signs
+    finally:
+        plt.close(fig)

@@ -159,6 +159,8 @@ def test_residual_collapse_accepts_correct_styles(fn, capsys):
     (lambda W1, W2: np.eye(W1.shape[1]) + W1 @ W2, "Likely mistake: the identity of size d_ff"),
     (lambda W1, W2: W1 @ W2 + np.identity(len(W2)), "Likely mistake: the identity of size d_ff"),
     (lambda W1, W2: np.round(np.eye(len(W1)) + W1 @ W2, 1), "Likely mistake: the numbers are rounded"),
+    (lambda W1, W2: np.dot(W1, W2), "Likely mistake: the identity forgotten"),
+    (lambda W1, W2: W1 @ W2 + np.ones((len(W1), len(W1))), "Likely mistake: 1 added to every entry"),
 ])
 def test_residual_collapse_names_the_mistake(fn, named, capsys):
     assert not check_residual_collapse(fn)
@@ -305,7 +307,8 @@ def test_detector_first_failure_names_the_slip_but_not_the_weights(capsys):
     assert not check_detector_weights(lambda: unit(1, 1, 0, -1))
     out = capsys.readouterr().out
     assert "C does not switch the unit off" in out and "One answer that works" not in out
-    assert "After a second failed attempt" in out and "reveal=True" in out
+    assert "After your second failed attempt in this session (the count starts again when the kernel restarts)" in out
+    assert "check_detector_weights(detector_weights, reveal=True)" in out
 
 
 def test_detector_second_failure_reveals_an_answer_that_the_check_accepts(capsys):
@@ -321,7 +324,7 @@ def test_detector_stub_runs_are_no_attempts(capsys):
         assert not check_detector_weights(stub)
     assert not check_detector_weights(lambda: unit(1, 1, 0, -1))
     out = capsys.readouterr().out
-    assert "One answer that works" not in out and "After a second failed attempt" in out
+    assert "One answer that works" not in out and "After your second failed attempt" in out
 
 
 def test_detector_reveal_on_request(capsys):
@@ -341,3 +344,17 @@ def test_each_exercise_has_a_full_bank():
     right = [test_collapse_accepts_correct_styles, test_residual_collapse_accepts_correct_styles,
              test_detector_weights_accepts_any_exact_detector]
     assert all(len(t.pytestmark[0].args[1]) >= 3 for t in right)
+
+
+# ---- first failures name the slip in words and hand over no code (a reveal is the detector's, on request) ----
+@pytest.mark.parametrize("fn, named", [
+    (lambda W1, W2: W1 @ W2, "the identity forgotten"),
+    (lambda W1, W2: 1.0 + W1 @ W2, "1 added to every entry instead of the identity"),
+    (lambda W1, W2: np.eye(W1.shape[1]) + W1 @ W2, "the identity of size d_ff"),
+])
+def test_residual_collapse_first_failure_gives_no_code(fn, named, capsys):
+    assert not check_residual_collapse(fn)
+    (line,) = [line for line in capsys.readouterr().out.splitlines() if "Likely mistake:" in line]
+    assert f"Likely mistake: {named}." in line
+    for code in ("np.eye", "W1.shape[0]", "eye(d)", "@"):          # the learner's own line may show code; this may not
+        assert code not in line, line

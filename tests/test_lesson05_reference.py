@@ -290,8 +290,14 @@ def test_side_by_side_plot_has_titled_labelled_panels(task):
         assert all(ax.get_xlabel() and ax.get_ylabel() for ax in axes)
         assert fig._suptitle.get_text() == "suptitle"
         # every colour in the figure is in the legend: both labels, both shaded regions, the level lines
-        labels = [t.get_text() for t in axes[0].get_legend().get_texts()]
+        (legend,) = fig.legends
+        labels = [t.get_text() for t in legend.get_texts()]
         assert labels == ["label 1 (disc)", "label 0 (ring)", "predicted label 1", "predicted label 0",
                           "probability of label 1"]
+        # and the legend sits outside every panel, where it covers no point and no level line's label
+        assert all(ax.get_legend() is None for ax in axes)
+        renderer = fig.canvas.get_renderer()
+        box = legend.get_window_extent(renderer)
+        assert not any(box.overlaps(ax.get_window_extent(renderer)) for ax in axes)
     finally:
         plt.close(fig)

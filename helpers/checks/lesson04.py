@@ -409,16 +409,18 @@ _HIDDEN_MISTAKES = [
             "10,922 to 11,008.",
             lambda d, multiple_of=256: int(2 * 4 * d / 3)),
     Mistake("rounded down instead of up",
-            "Round up, so the width never falls below 8/3 · d: multiple_of * math.ceil(h / multiple_of).",
+            "Round up instead: a fraction of a multiple still needs a whole one, so the width never falls below "
+            "8/3 · d.",
             lambda d, multiple_of=256: multiple_of * (int(2 * 4 * d / 3) // multiple_of)),
     Mistake("rounded to the nearest multiple instead of up",
-            "Llama always rounds up: multiple_of * math.ceil(h / multiple_of). round() goes down when the "
-            "remainder is under half a multiple: for d = 8192, h = 21,845 is 85.33 multiples of 256, so round() "
-            "gives 85 x 256 = 21,760, while rounding up gives the right 86 x 256 = 22,016.",
+            "Llama always rounds up, and round() goes down when the remainder is under half a multiple: for "
+            "d = 8192, h = 21,845 is 85.33 multiples of 256, so round() gives 85 x 256 = 21,760, while rounding "
+            "up gives the right 86 x 256 = 22,016. Use a rounding that always goes up.",
             lambda d, multiple_of=256: multiple_of * round(int(2 * 4 * d / 3) / multiple_of)),
     Mistake("one multiple too many when 8/3 · d is already a multiple",
-            "Rounding up leaves a multiple unchanged: for d = 768, 2048 is already a multiple of 256. Use "
-            "math.ceil(h / multiple_of) (or (h + multiple_of - 1) // multiple_of), not h // multiple_of + 1.",
+            "Rounding up leaves a multiple unchanged: for d = 768, 2048 is already a multiple of 256 and stays "
+            "2048. Whole multiples plus one more adds one too many exactly then: round up in a way that leaves "
+            "an exact multiple alone.",
             lambda d, multiple_of=256: multiple_of * (int(2 * 4 * d / 3) // multiple_of + 1)),
     Mistake("8/3 · d rounded up directly, without truncating it to an int first",
             "Llama first truncates, h = int(2 * 4 * d / 3) (10,922 for d = 4096), and only then rounds up to "
@@ -443,7 +445,8 @@ _HIDDEN_MISTAKES = [
             lambda d, multiple_of=256: 11_008),
     Mistake("rounded up with a bit trick that works only when multiple_of is a power of two",
             "(h + m - 1) & -m clears the low bits, which rounds to a multiple of m only for m = 1, 2, 4, 8, ... "
-            "Use arithmetic that works for any m: m * math.ceil(h / m), or (h + m - 1) // m * m.",
+            "Use arithmetic that works for any m (the check tries m = 100): divide by m, round up, multiply "
+            "back.",
             lambda d, multiple_of=256: (int(2 * 4 * d / 3) + multiple_of - 1) & -multiple_of),
 ]
 

@@ -209,12 +209,13 @@ def _residual_reference(W1, W2):
 
 _RESIDUAL_MISTAKES = [
     Mistake("the identity forgotten",
-            "x + x W1 W2 = x I + x W1 W2: the skip path x is itself a linear map, the identity I, so "
-            "M = I + W1 @ W2. Use np.eye(d) with d = W1.shape[0].",
+            "M holds only the FFN's path. The skip path adds x itself, and that is a linear map too, the one "
+            "that maps every token to itself: its matrix belongs in M as well, at the size of a token.",
             lambda W1, W2: W1 @ W2),
     Mistake("1 added to every entry instead of the identity",
-            "`1 + W1 @ W2` adds 1 everywhere; the skip path adds x itself, which is the identity matrix: "
-            "np.eye(d) + W1 @ W2.",
+            "Adding the number 1 adds 1 to every entry of the matrix, which mixes every coordinate of x into "
+            "every other. The skip path adds x itself: the matrix that maps x to x has ones on its diagonal "
+            "only.",
             lambda W1, W2: 1.0 + W1 @ W2),
     Mistake("the skip path subtracted",
             "The block adds its input back: x + FFN(x), so M = I + W1 @ W2, with a plus.",
@@ -223,8 +224,8 @@ _RESIDUAL_MISTAKES = [
             "A row vector meets W1 first: x @ W1 @ W2, so M = I + W1 @ W2.",
             lambda W1, W2: np.eye(W1.shape[0]) + W2 @ W1),
     Mistake("the identity of size d_ff",
-            "np.eye(W1.shape[1]) is d_ff x d_ff, the size of the hidden layer. The skip path adds the token x "
-            "itself, which has d entries, so the identity is d x d: M = np.eye(d) + W1 @ W2 with d = W1.shape[0]. "
+            "That identity is d_ff x d_ff, the size of the hidden layer. The skip path adds the token x itself, "
+            "which has d entries, so its identity is d x d: read d from the shape of W1 on the side that meets x. "
             "(When d = d_ff, as in the square case, the two coincide.)",
             lambda W1, W2: np.eye(W1.shape[1]) + W1 @ W2),
     Mistake("the skip path sent through W2, (I + W1) W2",
@@ -367,8 +368,9 @@ def _detector_diagnosis(out: np.ndarray) -> str:
 _ANSWER = ("One answer that works: W1 = [[1], [1], [-1]], b1 = [-1], W2 = [[1]], b2 = [0]. Its one unit reads "
            "s = A + B - C, which is 2 on (1, 1, 0) and at most 1 on the other seven inputs, and relu(s - 1) is "
            "1 at s = 2 and 0 for s <= 1.")
-_HOW_TO_REVEAL = ("After a second failed attempt this check shows one answer that works "
-                  "(or ask now: check_detector_weights(detector_weights, reveal=True)).")
+_HOW_TO_REVEAL = ("After your second failed attempt in this session (the count starts again when the kernel "
+                  "restarts) this check shows one answer that works; to see it now, run "
+                  "check_detector_weights(detector_weights, reveal=True).")
 
 
 @grader

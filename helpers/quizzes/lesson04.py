@@ -10,8 +10,8 @@ QUIZ = Quiz("04", [
         why="int(2 * 4 * 4096 / 3) = 10,922, and the next multiple of 256 is 43 x 256 = 11,008: three matrices of "
             "4,096 x 11,008 hold about as many weights as two of 4,096 x 16,384.",
         wrong={
-            10_922: "That is two thirds of 4d truncated, the first step. Llama then rounds it up to a multiple of "
-                    "256, which GPU kernels and multi-device splits prefer.",
+            10_922: "That is two thirds of 4d truncated, the first step. Llama's code then rounds it up to a "
+                    "multiple of 256 ('make SwiGLU hidden layer size multiple of large power of 2').",
             10_923: "That is 8/3 · d rounded up to a whole number; the width is then rounded up to a multiple "
                     "of 256.",
             10_752: "That is 42 x 256: rounded down. Llama rounds up, so the width never falls below 8/3 · d.",
@@ -48,9 +48,10 @@ QUIZ = Quiz("04", [
         "A ReLU unit's pre-activation is negative for every input it sees. What does plain gradient descent on "
         "the loss (no weight decay) do to the weights coming into it?",
         [
-            Option("Nothing: ReLU's slope is 0 for all those inputs, so their gradient is exactly 0",
-                   "Right: the lesson nudged such a unit's weights and the output did not move at all. The unit "
-                   "stays dead unless its inputs change. Lesson 08 counts dead units over training.",
+            Option("Nothing: every gradient into them is exactly 0",
+                   "Right: each gradient into the unit is multiplied by ReLU's slope, which is 0 for all those "
+                   "inputs. The lesson nudged such a unit's weights and the output did not move at all. The unit "
+                   "stays dead unless its inputs change; lesson 08 counts dead units over training.",
                    correct=True),
             Option("It pulls them up until the unit fires again",
                    "Nothing pulls: every gradient into the unit is multiplied by ReLU's slope, which is 0 for "

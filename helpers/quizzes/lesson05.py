@@ -10,8 +10,9 @@ QUIZ = Quiz("05", [
         why="A product has at most the rank of its narrowest factor: every token is squeezed through the 2-wide "
             "layer, whatever the wider layers do (the lesson printed rank 2).",
         wrong={
-            8: "8 is the matrix's size, not its rank. Every token passes through the layer of width 2, so the "
-               "outputs span at most 2 directions.",
+            8: "8 is the matrix's size, not its rank. The rank counts the independent directions its outputs can "
+               "take, and every token passes through all five layers on the way: which of them leaves it the "
+               "fewest directions?",
             32: "The widest layer does not set the rank; the narrowest does. A product cannot have more rank than "
                 "any of its factors.",
         },
@@ -40,18 +41,20 @@ QUIZ = Quiz("05", [
         "Why can no affine map f(x) = x . w + b output 1 on (A, B, C) = (1, 1, 0) and 0 on the other seven "
         "inputs?",
         [
-            Option("For every affine map f(1,1,0) - f(1,0,0) - f(0,1,0) + f(0,0,0) = 0, and the target gives 1",
-                   "Right: the corner sum cancels every weight and the bias, so no choice of w and b reaches the "
-                   "target's 1. 'A and B' alone is already out of reach.", correct=True),
-            Option("Because C would need an infinite negative weight",
-                   "C is not the problem: the proof uses only inputs with C = 0. A finite negative weight for C "
-                   "is fine once there is a threshold."),
-            Option("Because the best affine fit has a total squared error of 0.5",
-                   "That is the size of the best fit's error, a consequence, not the reason. The reason is the "
-                   "corner sum, which is 0 for every affine map."),
-            Option("Because an affine map cannot have three inputs",
-                   "It can have any number of inputs; what it cannot do is let two of them interact, as 'A and B' "
-                   "requires."),
+            Option("A corner sum of four outputs is 0 for every affine map, and 1 for the target",
+                   "Right: in f(1,1,0) - f(1,0,0) - f(0,1,0) + f(0,0,0) every weight and the bias cancel, so no "
+                   "choice of w and b reaches the target's 1. The proof uses only inputs with C = 0: 'A and B' alone is already out of reach.",
+                   correct=True),
+            Option("C would need an infinitely negative weight to cancel A and B on the input (1, 1, 1)",
+                   "C is not the problem: the proof uses only the four inputs with C = 0. A finite negative "
+                   "weight for C is fine once there is a threshold, as in the detector you built."),
+            Option("Even its best fit, (A + B - C) / 4, leaves a total squared error of 0.5",
+                   "That is the size of the best fit's error, a consequence, not the reason. The reason holds for "
+                   "every affine map, fitted or not: the corner sum, which is always 0."),
+            Option("It has only four parameters, too few to set eight required outputs exactly",
+                   "Counting is not the reason: the proof needs only the four inputs with C = 0, as many as the "
+                   "parameters, and still fails. What an affine map lacks is any way to let A and B interact "
+                   "(a ReLU FFN with one unit does it with six parameters)."),
         ],
     ),
     Choice(
@@ -59,18 +62,19 @@ QUIZ = Quiz("05", [
         "A stack of attention-only blocks (softmax attention with residuals, no FFN, no layer norm). Is it one "
         "linear map of the tokens?",
         [
-            Option("Yes: attention is a weighted average of value vectors, which is linear",
-                   "Only while the weights are held fixed. Real attention computes them as a softmax of scores "
-                   "from the tokens themselves, so the map is not linear in the tokens (the lesson's check: "
-                   "f(3 X) differs from 3 f(X))."),
-            Option("No: the weights are a softmax of scores computed from the tokens, so attention is nonlinear "
-                   "in them; with the weights held fixed, the stack would collapse",
-                   "Right: that is why the lesson's claim is the narrow one, for attention weights held fixed.",
+            Option("Yes: attention averages value vectors, and an average is linear",
+                   "Only while the averaging weights are held fixed. Real attention computes them as a softmax of "
+                   "scores from the tokens themselves, so the map is not linear in the tokens (the lesson's "
+                   "check: f(3 X) differs from 3 f(X))."),
+            Option("No: its weights are a softmax of scores computed from the tokens",
+                   "Right: attention is nonlinear in the tokens because its weights depend on them. With the "
+                   "weights held fixed, a stack of such blocks would collapse to one linear map, which is why the "
+                   "lesson's claim is the narrow one.",
                    correct=True),
-            Option("Yes, if it has more than one head",
+            Option("Yes, once it has several heads whose outputs are added",
                    "Heads do not change this: each head's weights are a softmax of its own scores, computed from "
-                   "the tokens."),
-            Option("No, but only because of the residual connections",
+                   "the tokens, and adding nonlinear maps gives a nonlinear map."),
+            Option("No, but only because the residual connections add x back",
                    "Residuals add the identity, which is linear; with fixed weights the residual stack collapsed "
                    "in the lesson's check. The softmax of token-dependent scores is what breaks linearity."),
         ],

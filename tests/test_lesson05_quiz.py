@@ -1,0 +1,49 @@
+"""Lesson 05's quiz: the rank is worked out again here, wrong answers explain the misconception without stating
+the answer, and no option gives the answer away by its length."""
+import numpy as np
+import pytest
+
+from helpers.quiz import Choice, Numeric, lesson_quiz
+
+QUIZ = lesson_quiz("05")
+
+
+def question(qid):
+    return next(q for q in QUIZ.questions if q.id == qid)
+
+
+def test_the_rank_is_the_narrowest_layers_width():
+    q = question("narrowest")
+    rng = np.random.default_rng(0)
+    widths = [8, 32, 2, 32, 8]
+    product = np.linalg.multi_dot([rng.normal(size=(a, b)) for a, b in zip(widths[:-1], widths[1:])])
+    assert q.answer == np.linalg.matrix_rank(product) == min(widths)
+    assert {8, 32} <= set(q.wrong)
+
+
+@pytest.mark.parametrize("value", [8, 32])
+def test_wrong_ranks_explain_the_misconception_without_stating_the_answer(value):
+    text = question("narrowest").judge(value).text
+    assert "2 directions" not in text and "rank 2" not in text and "width 2" not in text, text
+    assert len(text) > 60
+
+
+@pytest.mark.parametrize("q", QUIZ.questions, ids=lambda q: q.id)
+def test_every_question_has_a_right_answer_that_passes_and_wrong_ones_that_explain(q):
+    if isinstance(q, Choice):
+        right = q.correct_letters()
+        assert q.judge(right)
+        for letter in q.letters():
+            if letter not in right:
+                feedback = q.judge(letter)
+                assert not feedback and "not quite" in feedback.text.lower() and len(feedback.text) > 60
+    else:
+        assert isinstance(q, Numeric) and q.judge(q.answer) and len(q.wrong) >= 2
+
+
+@pytest.mark.parametrize("q", [q for q in QUIZ.questions if isinstance(q, Choice) and not q.several],
+                         ids=lambda q: q.id)
+def test_the_right_option_is_not_the_one_that_stands_out_by_length(q):
+    right = [len(o.text) for o in q.options if o.correct]
+    wrong = [len(o.text) for o in q.options if not o.correct]
+    assert max(right) <= 1.15 * max(wrong), [o.text for o in q.options]

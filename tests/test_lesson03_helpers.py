@@ -144,9 +144,12 @@ def test_best_times_runs_every_call_and_reports_per_call_times():
         counts["fast"] += 1
 
     def slow():
+        # 3 ms on the wall clock, the clock best_times uses. (Spinning on time.process_time instead would be
+        # flaky: it adds up every thread of the process, and BLAS threads left spinning by an earlier matrix
+        # product can make 3 ms of process time pass in a fraction of that, so the sizing run repeats it.)
         counts["slow"] += 1
-        end = time.process_time() + 0.003
-        while time.process_time() < end:
+        end = time.perf_counter() + 0.003
+        while time.perf_counter() < end:
             pass
 
     best = best_times({"fast": fast, "slow": slow}, repeat=3, min_run=0.002)

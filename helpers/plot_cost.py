@@ -23,24 +23,28 @@ def plot_speedup(widths: Sequence[int], t_python: Sequence[float], t_numpy: Sequ
     return ax
 
 
-def plot_parameters(names: Sequence[str], attention: Sequence[int], ffn: Sequence[int]):
+def plot_parameters(names: Sequence[str], attention: Sequence[int], ffn: Sequence[int],
+                    attention_label: str = "attention, 4 projections (4d²)", ffn_label: str = "FFN, W1 + W2 (8d²)"):
     """Per-block parameters of attention's projections and the FFN: absolute (log scale) and as shares of the
-    two (a block with one attention and one FFN, as in GPT-2; embeddings and cross-attention are not counted)."""
+    two (a block with one attention and one FFN, as in GPT-2; embeddings and cross-attention are not counted).
+    In the shares the FFN's bar stands on the axis, so the dashed line at 2/3 marks the top of a two-thirds
+    share."""
     fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4))
     where = np.arange(len(names))
-    left.bar(where - 0.2, attention, 0.4, label="attention, 4 projections (4d²)")
-    left.bar(where + 0.2, ffn, 0.4, label="FFN, W1 + b1 + W2 + b2 (≈ 8d²)")
+    left.bar(where - 0.2, attention, 0.4, label=attention_label, color="tab:blue")
+    left.bar(where + 0.2, ffn, 0.4, label=ffn_label, color="tab:orange", hatch="//", edgecolor="white")
     left.set_yscale("log")
     left.set_xticks(where, names)
     left.set_ylabel("parameters per block (log scale)")
     left.set_title("Parameters per block")
     left.legend(fontsize=8)
     share = np.asarray(ffn, float) / (np.asarray(ffn, float) + np.asarray(attention, float))
-    right.bar(where, 1 - share, 0.5, label="attention")
-    right.bar(where, share, 0.5, bottom=1 - share, label="FFN")
+    right.bar(where, share, 0.5, label="FFN", color="tab:orange", hatch="//", edgecolor="white")
+    right.bar(where, 1 - share, 0.5, bottom=share, label="attention", color="tab:blue")
     for i, s in enumerate(share):
-        right.text(i, 1 - s / 2, f"{s:.1%}", ha="center", va="center", color="white", fontsize=10)
-    right.axhline(1 / 3, color="0.3", ls="--", lw=1, label="FFN share of two thirds")
+        right.text(i, s / 2, f"{s:.2%}", ha="center", va="center", color="black", fontsize=10,
+                   bbox={"facecolor": "white", "edgecolor": "none", "pad": 1.5})
+    right.axhline(2 / 3, color="0.2", ls="--", lw=1.2, label="two thirds")
     right.set_xticks(where, names)
     right.set_ylim(0, 1.22)
     right.set_ylabel("share of one attention + one FFN")

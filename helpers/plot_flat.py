@@ -67,7 +67,13 @@ def draw_update_histograms(updates: dict[str, list[float]], title: str, ax=None)
     styles = ({"histtype": "stepfilled", "color": "tab:blue", "alpha": 0.5},
               {"histtype": "step", "color": "tab:red", "linewidth": 2.0, "linestyle": "--"})
     for (label, update), style in zip(updates.items(), styles):
-        ax.hist(update, bins=bins, label=label, **style)
+        # Each series on the shared bins, but only over its own range: an outline (histtype "step") would
+        # otherwise run along y = 0 through the empty bins, as if the series had values there too.
+        u = np.asarray(update, dtype=float)
+        first = int(np.searchsorted(bins, u.min(), side="right")) - 1     # the edge at or below the smallest
+        last = max(int(np.searchsorted(bins, u.max(), side="left")), first + 1)   # at or above the largest
+        own = bins[max(first, 0):min(last, len(bins) - 1) + 1]
+        ax.hist(u, bins=own, label=label, **style)
     ax.axvline(0.0, color="black", lw=1.2, ls=":", label="0: no change to x")
     top = ax.get_ylim()[1]
     ax.text(-0.02 * (bins[-1] - bins[0]), top * 0.6, "left of 0, x + FFN(x) < x:\nthe coordinate goes down",

@@ -116,10 +116,43 @@ def test_reveal_true_shows_the_answer_on_a_first_failure(capsys):
 
 
 def test_a_slip_carried_forward_is_not_blamed_twice(capsys):
-    check_hand_trace(lambda: ([4, 5], [4, 5], [5, 4]))
+    verdict = check_hand_trace(lambda: ([4, 5], [4, 5], [5, 4]))
     out = capsys.readouterr().out
     assert out.count("Likely mistake") == 1
     assert "follows correctly from your z" in out and "follows correctly from your h" in out
+    # A step done right on the learner's own numbers is not marked wrong, and counts as a passed case
+    # (follow-through); the check still fails, on z alone.
+    carried = [line for line in out.splitlines() if "follows correctly" in line]
+    assert len(carried) == 2 and all("\u2718" not in line and "\u2714" not in line for line in carried), out
+    assert all(line.lstrip().startswith("\u2192") for line in carried), out
+    assert out.count("  \u2718 ") == 1 and "1 of 3 cases failed" in out
+    assert not verdict and (verdict.passed, verdict.total) == (2, 3)
+
+
+def test_a_step_right_on_carried_numbers_but_wrong_after_is_still_named(capsys):
+    # z wrong (b1 left out), h follows from it, y then adds b1 instead of b2: y is a slip of its own.
+    verdict = check_hand_trace(lambda: ([5, -1], [5, 0], [4, 0]))
+    out = capsys.readouterr().out
+    assert not verdict and (verdict.passed, verdict.total) == (1, 3)
+    assert "follows correctly from your z" in out and out.count("  \u2718 ") == 2
+    assert verdict.mistake.startswith("b1 left out")
+
+
+def test_the_reveal_says_the_count_lives_in_this_session(capsys):
+    check_hand_trace(lambda: ([5, -1], [5, 0], [6, -1]))
+    out = capsys.readouterr().out
+    assert "in this session" in out and "restart starts the count afresh" in out
+    assert "check_hand_trace(hand_trace, reveal=True) shows it at any time" in out
+    check_detector(lambda: ([1, -1], 0))
+    out = capsys.readouterr().out
+    assert "in this session" in out and "check_detector(detector, reveal=True) shows it at any time" in out
+
+
+def test_the_line_case_is_labelled_by_what_the_unit_must_do(capsys):
+    check_detector(lambda: ([1, -1], 0))               # the bias left out: fires on the line
+    out = capsys.readouterr().out
+    assert "\u2718 on the line x1 = x2 + 1 itself: must stay silent" in out
+    assert "where z = 0" not in out                    # true only of the right unit, not of this one
 
 
 def test_an_unknown_slip_still_names_the_part(capsys):

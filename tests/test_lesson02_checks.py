@@ -100,6 +100,24 @@ def test_the_figures_have_titles_and_labelled_axes():
     plt.close("all")
 
 
+def test_the_clamped_histogram_outline_stays_at_or_above_zero():
+    # The outline of a series that never goes below 0 must not run along y = 0 left of 0, which reads as if
+    # the clamped updates reached below 0.
+    import matplotlib.pyplot as plt
+    from helpers.plot_flat import draw_update_histograms
+    rng = np.random.default_rng(0)
+    correct = rng.normal(size=500)
+    ax = draw_update_histograms({"correct": correct.tolist(), "clamped": np.maximum(correct, 0).tolist()},
+                                title="updates")
+    filled, outline = ax.patches[0], ax.patches[-1]
+    assert filled.get_path().vertices[:, 0].min() < -1                 # the correct one does reach below 0
+    assert outline.get_path().vertices[:, 0].min() >= 0                 # the clamped one starts at 0
+    assert outline.get_path().vertices[:, 0].max() >= correct.max()
+    ax = draw_update_histograms({"correct": [-1.0, 2.0], "all zero": [0.0, 0.0]}, title="one value")
+    assert ax.patches[-1].get_path().vertices[:, 0].min() >= 0
+    plt.close("all")
+
+
 # ---- the cases themselves ------------------------------------------------------------------------------
 def signature(fn, case):
     """What a function does on a case: ("raises", type) or ("returns", values)."""
@@ -787,10 +805,42 @@ def test_hidden_cases_count_in_the_numpy_refusal_when_graded(capsys, monkeypatch
     assert not verdict and verdict.total == 8 and "right numbers on all 7 cases" in capsys.readouterr().out
 
 
+def ffn_calling_the_reference(x, W1, b1, W2, b2):
+    return flat.ffn_forward(x, W1, b1, W2, b2)          # the course's reference, not the learner's own loops
+
+
+def ffn_calling_the_reference_by_another_name(x, W1, b1, W2, b2):
+    from helpers.flat import ffn_forward as reference
+    return list(reference(x, W1, b1, W2, b2))
+
+
+def matvec_calling_the_reference(M, v):
+    return flat.matvec(M, v)
+
+
+def transpose_calling_the_reference(M, n_rows, n_cols):
+    return flat.transpose(M, n_rows, n_cols)
+
+
+@pytest.mark.parametrize("check, fn, name", [
+    (check_ffn_forward, ffn_calling_the_reference, "ffn_forward"),
+    (check_ffn_forward, ffn_calling_the_reference_by_another_name, "ffn_forward"),
+    (check_matvec, matvec_calling_the_reference, "matvec"),
+    (check_transpose, transpose_calling_the_reference, "transpose"),
+])
+def test_calling_the_courses_reference_does_not_pass(check, fn, name, capsys):
+    verdict = check(fn)
+    out = capsys.readouterr().out
+    assert not verdict, out
+    assert f"calls the course's own `helpers.flat.{name}`" in out
+    assert verdict.mistake and "calls the course's own" in verdict.mistake
+
+
 def test_at_least_nine_in_ten_rejections_name_the_mistake_or_the_problem(capsys):
     wrong = [(check_ffn_forward, fn) for fn, _ in WRONG_FFNS]
     wrong += [(check_ffn_forward, fn) for fn in (returns_hidden, forgets_return, divides_by_zero, changes_x,
-                                                 changes_b1, ffn_numpy_returning_list, ffn_via_a_numpy_helper)]
+                                                 changes_b1, ffn_numpy_returning_list, ffn_via_a_numpy_helper,
+                                                 ffn_calling_the_reference, ffn_calling_the_reference_by_another_name)]
     wrong += [(check_matvec, fn) for fn in (matvec_stride_rows, matvec_column_major, matvec_no_offset,
                                             matvec_not_reset, matvec_numpy, lambda M, v: None)]
     wrong += [(check_transpose, fn) for fn in (transpose_loops_swapped, transpose_reads_the_output_position,

@@ -676,8 +676,74 @@ def chunked_slice_one_short(x, W1, b1, W2, b2, chunk):
 def test_chunked_wrong_rows_are_named_by_place(capsys):
     result, out = verdict(check_ffn_chunked, chunked_slice_one_short, capsys)
     assert not result
-    assert "returned wrong numbers in 2 rows of 10 ([3, 7]), in chunks [0, 1] of 0 to 2. Row 3 should be" in out, out
+    assert ("returned wrong numbers in 2 of the 10 rows (rows [3, 7]), in chunks 0 and 1 of the 3, at the same "
+            "place in each: row 3 of its chunk (its last). Row 3 should be") in out, out
+    assert "in every chunk, at the same place in each: row 3 of its chunk (its last)" in out, out
     assert not bare_expected_got(result)
+
+
+# The wrong index variable: a loop over (i, s) = (chunk number, first token) that uses i where s belongs.
+def chunked_y_from_chunk_number(x, W1, b1, W2, b2, chunk):
+    y = np.empty((x.shape[0], W2.shape[1]), dtype=x.dtype)          # rows never written hold leftovers
+    for i, s in enumerate(range(0, x.shape[0], chunk)):
+        y[i:i + chunk] = ffn(x[s:s + chunk], W1, b1, W2, b2)
+    return y
+
+
+def chunked_y_from_chunk_number_sized(x, W1, b1, W2, b2, chunk):
+    y = np.full((x.shape[0], W2.shape[1]), np.nan, dtype=x.dtype)   # never broadcasts, never raises
+    for i in range(-(-x.shape[0] // chunk)):
+        out = ffn(x[i * chunk:(i + 1) * chunk], W1, b1, W2, b2)
+        y[i:i + len(out)] = out
+    return y
+
+
+def chunked_y_from_chunk_number_zeros(x, W1, b1, W2, b2, chunk):
+    y = np.zeros((x.shape[0], W2.shape[1]), dtype=x.dtype)
+    for i, s in enumerate(range(0, x.shape[0], chunk)):
+        y[i:i + chunk] = ffn(x[s:s + chunk], W1, b1, W2, b2)
+    return y
+
+
+def chunked_x_from_chunk_number(x, W1, b1, W2, b2, chunk):
+    y = np.empty((x.shape[0], W2.shape[1]), dtype=x.dtype)
+    for i, s in enumerate(range(0, x.shape[0], chunk)):
+        y[s:s + chunk] = ffn(x[i:i + chunk], W1, b1, W2, b2)
+    return y
+
+
+@pytest.mark.parametrize("fn, named, message", [
+    (chunked_y_from_chunk_number, "Possibly: the outputs written to y[i:i + chunk]",
+     "wrote each chunk's outputs into y from row i, the chunk's number"),
+    (chunked_y_from_chunk_number_zeros, "Likely mistake: the outputs written to y[i:i + chunk]",
+     "wrote each chunk's outputs into y from row i, the chunk's number"),
+    (chunked_y_from_chunk_number_sized, None, "wrote each chunk's outputs into y from row i, the chunk's number"),
+    (chunked_x_from_chunk_number, "Likely mistake: slices of x started at the chunk number i",
+     "read each chunk from x[i:i + chunk]"),
+])
+def test_chunked_the_chunk_number_used_for_the_first_token_is_named(fn, named, message, capsys):
+    result, out = verdict(check_ffn_chunked, fn, capsys)
+    assert not result
+    assert message in out, out
+    if named:
+        assert named in out, out
+    else:   # leftover rows differ from any stored mistake's: the first failed case names it itself
+        assert "Likely mistake" not in out and "wrote each chunk's outputs into y from row i" in result.mistake
+    assert not bare_expected_got(result) and "chunk" in result.mistake
+    # Repeated, the message collapses: it names the slip once and then refers to it.
+    assert out.count(message) <= 3, out
+
+
+def test_chunked_rows_never_written_are_named_not_blamed_on_a_division(capsys):
+    def last_chunk_left_empty(x, W1, b1, W2, b2, chunk):
+        y = np.full((x.shape[0], W2.shape[1]), np.nan, dtype=x.dtype)    # what np.empty may hold
+        for s in range(0, x.shape[0] - x.shape[0] % chunk, chunk):       # full chunks only
+            y[s:s + chunk] = ffn(x[s:s + chunk], W1, b1, W2, b2)
+        return y
+    result, out = verdict(check_ffn_chunked, last_chunk_left_empty, capsys)
+    assert not result
+    assert "left 2 rows of 10 ([8, 9]) holding NaN or infinity while every other row is right" in out, out
+    assert "division by zero" not in out
 
 
 def test_chunked_cases_are_not_too_kind():
@@ -715,7 +781,9 @@ def test_at_least_nine_in_ten_rejections_name_the_mistake(capsys):
                                                chunked_overlapping_windows, chunked_one_token_at_a_time,
                                                chunked_each_chunk_twice, chunked_half_chunks,
                                                chunked_joined_with_np_array, chunked_joined_with_np_stack,
-                                               chunked_step_typed_in, chunked_slice_one_short)])
+                                               chunked_step_typed_in, chunked_slice_one_short,
+                                               chunked_y_from_chunk_number, chunked_y_from_chunk_number_sized,
+                                               chunked_y_from_chunk_number_zeros, chunked_x_from_chunk_number)])
     results = [check(fn) for check, fn in bank]
     capsys.readouterr()
     assert not any(results)

@@ -73,6 +73,30 @@ def test_attention_keeps_float32_and_composes_the_projections():
     assert np.allclose(y, expected, rtol=1e-4, atol=1e-5)
 
 
+def causal_mix_by_hand(q, k, v):
+    """Query t against keys 0 to t only: the same softmax over the keys it may see."""
+    return np.array([mix_by_hand([q[t]], k[:t + 1], v[:t + 1])[0] for t in range(len(q))])
+
+
+def test_causal_attention_mix_matches_a_per_query_loop_over_the_earlier_keys():
+    rng = np.random.default_rng(3)
+    q, k, v = (rng.normal(size=(6, 4)) for _ in range(3))
+    got = attention_mix(q, k, v, causal=True)
+    assert np.allclose(got, causal_mix_by_hand(q.tolist(), k.tolist(), v.tolist()), atol=1e-12)
+    assert np.allclose(got[0], v[0])                    # the first token sees only itself
+    assert not np.allclose(got, attention_mix(q, k, v))
+
+
+def test_causal_attention_changes_only_the_rows_from_the_changed_token_on():
+    rng = np.random.default_rng(2)
+    x = rng.normal(size=(6, 4))
+    Ws = [rng.normal(size=(4, 4)) for _ in range(4)]
+    x2 = x.copy()
+    x2[3] += 1.0
+    changed = np.abs(attention(x2, *Ws, causal=True) - attention(x, *Ws, causal=True)).max(axis=1) > 1e-9
+    assert np.flatnonzero(changed).tolist() == [3, 4, 5]
+
+
 def test_attention_mixes_tokens():
     rng = np.random.default_rng(2)
     x = rng.normal(size=(6, 4))
@@ -120,9 +144,12 @@ def test_best_times_runs_every_call_and_reports_per_call_times():
         counts["fast"] += 1
 
     def slow():
+        # 3 ms on the wall clock, the clock best_times uses. (Spinning on time.process_time instead would be
+        # flaky: it adds up every thread of the process, and BLAS threads left spinning by an earlier matrix
+        # product can make 3 ms of process time pass in a fraction of that, so the sizing run repeats it.)
         counts["slow"] += 1
-        end = time.process_time() + 0.003
-        while time.process_time() < end:
+        end = time.perf_counter() + 0.003
+        while time.perf_counter() < end:
             pass
 
     best = best_times({"fast": fast, "slow": slow}, repeat=3, min_run=0.002)
@@ -202,7 +229,12 @@ def test_plots_have_titles_and_labelled_axes():
     assert ax.get_xlabel() and ax_cost.get_xlabel()
     assert [t.get_text() for t in fig.axes[1].get_xticklabels()] == ["a", "b"]   # categories name the bars
     shares = [t.get_text() for t in fig.axes[1].get_legend().get_texts()]
-    assert shares == ["FFN share of two thirds", "attention", "FFN"]                # the dashed line too
+    assert shares == ["two thirds", "FFN", "attention"]                               # the dashed line too
+    # The FFN's bar stands on the axis, so the dashed line at 2/3 is where a two-thirds share ends.
+    ffn_bar = fig.axes[1].patches[0]
+    assert ffn_bar.get_y() == 0 and math.isclose(ffn_bar.get_height(), 8 / 12)
+    assert [line.get_ydata()[0] for line in fig.axes[1].lines] == [2 / 3]
+    assert [t.get_text() for t in fig.axes[1].texts] == ["66.67%", "66.67%"]
     legend = " ".join(t.get_text() for t in ax_cost.get_legend().get_texts())
     assert "slope 2.00" in legend and "FLOP counts equal at T = 128" in legend
     assert not ax_cost.texts                            # no label drawn over the lines: the legend names the line

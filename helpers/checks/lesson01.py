@@ -6,7 +6,12 @@ pattern.
 
 Exercises 1 (hand_trace) and 3 (detector) are pencil exercises. A first failure says which part is wrong and
 the likely slip, never the expected numbers or the right bias; the answer is shown after a second failed
-attempt in the same kernel, or at once with `reveal=True`.
+attempt in the same session (the count lives in the kernel, so a restart starts it afresh), or at once with
+`reveal=True`.
+
+In the hand trace a part that follows correctly from the learner's own previous part (h = relu(z) of their
+z) is not a new failure: it gets a neutral mark and counts as a passed case, as follow-through marks do when
+a trace is marked by hand. The check still fails, because an earlier part is wrong.
 """
 from __future__ import annotations
 
@@ -29,8 +34,9 @@ def _reveal_line(report: Report, exercise: str, reveal: bool, answer: str, then:
     elif failed_attempts(exercise) >= 1:
         report.line(f"The answer, after your second try: {answer}" + (f" {then}" if then else ""))
     else:
-        report.line(f"Fix that part and run the check again. After a second try that fails the check shows "
-                    f"the answer; check_{exercise}({exercise}, reveal=True) shows it now.")
+        report.line(f"Fix that part and run the check again. If it fails again in this session (this kernel: "
+                    f"a restart starts the count afresh), the check shows the answer; "
+                    f"check_{exercise}({exercise}, reveal=True) shows it at any time.")
 
 
 # ==========================================================================================================
@@ -185,6 +191,7 @@ _TRACE_MISTAKES = [
 ]
 
 
+CARRIED = "\u2192"   # a right arrow: a step done right on numbers carried from a wrong earlier part
 _TRACE_PARTS = (("z", "pre-activation z = x W1 + b1"), ("h", "hidden h = relu(z)"), ("y", "output y = h W2 + b2"))
 _TRACE_FALLBACK = {
     "z": "work one unit at a time: z_k = x1·W1[1][k] + x2·W1[2][k] + b1_k, the token times column k plus its "
@@ -231,7 +238,7 @@ def check_hand_trace(fn, reveal: bool = False) -> bool:
     candidates = {"z": lambda: _Z_CANDIDATES,
                   "h": lambda: _h_candidates(base_z) + (_h_candidates(_TRACE["z"]) if "z" in valid else []),
                   "y": lambda: _y_candidates(base_h, base_z)}
-    failed, mistake_named = [], False
+    failed, carried, mistake_named = [], [], False
     if all(p in valid and close(valid[p], _SECTION_2[p]) for p in "zhy"):
         mistake_named = True   # named below, at the first failed part
     for part, meaning in _TRACE_PARTS:
@@ -248,12 +255,14 @@ def check_hand_trace(fn, reveal: bool = False) -> bool:
         if close(mine, _TRACE[part]):
             report.passed(meaning, fmt(mine))
             continue
-        failed.append(part)
         if part != "z" and close(mine, follows[part]):
+            # Right given the learner's own previous part: not a new failure (a follow-through mark).
             previous = "z" if part == "h" else "h"
-            report.failed(meaning, f"{fmt(mine)} follows correctly from your {previous}, so it will come right "
-                                   f"once {previous} does")
+            carried.append(part)
+            report.line(f"{CARRIED} {meaning}: {fmt(mine)} follows correctly from your {previous}; this step is "
+                        f"right, and its numbers will come right once {previous} does")
             continue
+        failed.append(part)
         explained = _explain(mine, candidates[part]())
         where = _which_entries(part, mine, follows[part])
         report.failed(meaning, f"your {part} = {fmt(mine)} is not right" + (f" ({where})" if where else ""))
@@ -268,7 +277,7 @@ def check_hand_trace(fn, reveal: bool = False) -> bool:
             else:
                 report.line(f"Possibly: a slip in {part}. {_TRACE_FALLBACK[part][0].upper()}"
                             f"{_TRACE_FALLBACK[part][1:]}")
-    if failed:
+    if failed:   # a carried part is never alone: the part it follows from failed
         answer = "z = {}, h = {}, y = {}.".format(*(fmt(_TRACE[p]) for p in "zhy"))
         _reveal_line(report, title, reveal, answer, "Find the first step where yours parts from it.")
     return report.finish(3, len(failed))
@@ -571,7 +580,7 @@ def check_detector(fn, reveal: bool = False) -> bool:
     failures = 0
     for name, points, want in (("silent below the line, where x1 < x2 + 1 (1e-3 and 1e-6 below it too)",
                                 _BELOW, False),
-                               ("silent on the line x1 = x2 + 1, where z = 0 and relu(0) = 0", _ON, False),
+                               ("on the line x1 = x2 + 1 itself: must stay silent (relu(0) = 0)", _ON, False),
                                ("fires above the line, where x1 > x2 + 1 (1e-3 and 1e-6 above it too)",
                                 _ABOVE, True)):
         wrong = [p for p in points if _fires(w, b, p) != want]

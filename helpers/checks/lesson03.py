@@ -315,7 +315,8 @@ _COUNT_MISTAKES = [
             "the block, counted separately after this exercise.",
             lambda d, d_ff, bias=True: 2 * d * d_ff + 4 * d * d + (d + d_ff if bias else 0)),
     Mistake("d_ff assumed to be 4 * d",
-            "Use the d_ff you are given: many models have d_ff = 4d, but not all (SwiGLU models use about 8/3 d).",
+            "Use the d_ff you are given: many models have d_ff = 4d, but not all (Llama's SwiGLU FFN uses 2/3 of "
+            "4d, about 8/3 d).",
             lambda d, d_ff, bias=True: 8 * d * d + (5 * d if bias else 0)),
     Mistake("W1 counted as d x d and W2 as d_ff x d_ff",
             "W1 maps d numbers to d_ff numbers, so it is d x d_ff; W2 is d_ff x d.",
@@ -600,6 +601,9 @@ def _chunked_problem(measured: _Measured, case: Case, explained: set | None = No
                                          "range(0, T, chunk) starts a chunk at every multiple of chunk, and "
                                          "x[s:s + chunk] stops at the end by itself")
     value = measured.value
+    unwritten = _unwritten_rows(value, case)
+    if unwritten:
+        return unwritten
     problem = _ffn_array_problem(value, case, hints)
     if problem and isinstance(value, np.ndarray) and value.ndim == 2 and value.shape[1] == x.shape[1] \
             and value.shape not in hints:
@@ -631,16 +635,101 @@ def _chunked_problem(measured: _Measured, case: Case, explained: set | None = No
     return None
 
 
+def _written_at(x_starts: list[int], y_starts: list[int], expected: np.ndarray, chunk: int,
+                broadcast: bool) -> np.ndarray | None:
+    """The output of a loop that computes the chunk of x starting at x_starts[i] and writes it into y from row
+    y_starts[i], rows never written left as NaN; None where such a loop raises. With `broadcast`, it writes
+    `y[a:a + chunk] = out` (NumPy then needs the same number of rows, or one row); else `y[a:a + len(out)]`."""
+    T = expected.shape[0]
+    y = np.full(expected.shape, np.nan)
+    for a, s in zip(y_starts, x_starts):
+        out = expected[s:s + chunk]
+        rows = y[a:a + (chunk if broadcast else len(out))]
+        if len(rows) != len(out) and not (broadcast and len(out) == 1):
+            return None
+        rows[...] = out
+    return y if T else None
+
+
+def _misplaced_chunks(value: np.ndarray, expected: np.ndarray, chunk: int) -> str | None:
+    """Which of two index slips with the chunk number i in place of the chunk's first token s = i * chunk
+    reproduces `value` (where a row was never written, any numbers will do): writing y[i:i + chunk], or
+    reading x[i:i + chunk]. A specific message, or None."""
+    T = expected.shape[0]
+    starts = list(range(0, T, chunk))
+    numbers = list(range(len(starts)))
+    if chunk == 1 or len(starts) < 2:
+        return None                                   # i and s are the same: neither slip can show
+    for broadcast in (True, False):
+        y = _written_at(starts, numbers, expected, chunk, broadcast)
+        if y is not None:
+            written = ~np.isnan(y).any(axis=1)
+            if _agrees(value[written], y[written].astype(expected.dtype)):
+                never = int(np.sum(~written))
+                return ("wrote each chunk's outputs into y from row i, the chunk's number, instead of from its "
+                        "first token s = i * chunk: the chunks overwrite each other's rows"
+                        + (f", and the last {plural(never, 'row')} of y are never written" if never else "")
+                        + ". Each output row belongs at its token's place: y[s:s + chunk] = "
+                          "ffn(x[s:s + chunk], ...)")
+    rows = [min(chunk, T - s) for s in starts]       # y[s:s + chunk], filled from x[i:i + chunk]
+    y = np.full(expected.shape, np.nan)
+    for i, (s, n) in enumerate(zip(starts, rows)):
+        out = expected[i:i + chunk]
+        if len(out) != n:
+            return None
+        y[s:s + n] = out
+    if _agrees(value, y.astype(expected.dtype)):
+        return ("read each chunk from x[i:i + chunk], starting at the chunk's number i instead of at its first "
+                "token s = i * chunk, so most rows hold the outputs of other tokens. Slice x and y alike: "
+                "y[s:s + chunk] = ffn(x[s:s + chunk], ...)")
+    return None
+
+
+def _unwritten_rows(value: Any, case: Case) -> str | None:
+    """For a (T, d) result holding NaN or infinity: the chunk number used for the first token, or rows never
+    written (np.empty leaves whatever was in memory), rather than a blind 'division by zero?'."""
+    x, chunk = case.args["x"], case.args["chunk"]
+    expected = _reference_chunked(**case.args)
+    if (not isinstance(value, np.ndarray) or value.shape != expected.shape
+            or not np.issubdtype(value.dtype, np.floating) or np.isfinite(value).all()):
+        return None
+    misplaced = _misplaced_chunks(value, expected, chunk)
+    if misplaced:
+        return misplaced
+    bad = ~np.isfinite(value).all(axis=1)
+    if _agrees(value[~bad], expected[~bad]):
+        rows = np.flatnonzero(bad).tolist()
+        return (f"left {plural(len(rows), 'row')} of {x.shape[0]} ({fmt(rows, max_items=8)}) holding NaN or "
+                "infinity while every other row is right: those rows were never written (np.empty leaves "
+                "whatever was in memory). Write every chunk's outputs, the last, shorter chunk's too")
+    return None
+
+
 def _wrong_rows(value: np.ndarray, expected: np.ndarray, chunk: int) -> str:
     """Which output rows (tokens) differ, and in which chunks: a slip in chunking shows as wrong rows at the
-    same places in every chunk, or in the last one."""
+    same places in every chunk, or in the last one; chunk numbers used as token positions are named."""
     T = expected.shape[0]
+    misplaced = _misplaced_chunks(value, expected, chunk)
+    if misplaced:
+        return misplaced
     bad = [t for t in range(T) if not _agrees(value[t], expected[t])]
     chunks = sorted({t // chunk for t in bad})
     n_chunks = -(-T // chunk)
+    if len(chunks) == n_chunks:
+        spread = "in every chunk" if n_chunks > 1 else "in the one chunk"
+    elif len(chunks) == 1:
+        c = chunks[0]
+        last = ", the last one," if c == n_chunks - 1 else ""
+        spread = (f"all in chunk {c}{last} of the {n_chunks} chunks (rows {c * chunk} to "
+                  f"{min(T, (c + 1) * chunk) - 1})")
+    else:
+        spread = f"in chunks {', '.join(map(str, chunks[:-1]))} and {chunks[-1]} of the {n_chunks}"
+    positions = sorted({t % chunk for t in bad})
+    if len(chunks) > 1 and len(positions) == 1 and chunk > 1:
+        p = positions[0]
+        spread += f", at the same place in each: row {p} of its chunk" + (" (its last)" if p == chunk - 1 else "")
     where = (f"all {T} rows" if len(bad) == T else
-             f"{plural(len(bad), 'row')} of {T} ({fmt(bad, max_items=8)}), in chunk"
-             f"{'' if len(chunks) == 1 else 's'} {fmt(chunks, max_items=8)} of 0 to {n_chunks - 1}")
+             f"{len(bad)} of the {T} rows (rows {fmt(bad, max_items=8)}), {spread}")
     first = bad[0]
     if expected.shape[1] <= 8:
         return (f"returned wrong numbers in {where}. Row {first} should be {fmt(expected[first])}, got "
@@ -660,8 +749,22 @@ def _chunks_leaving_zeros(x, W1, b1, W2, b2, chunk):
 def _chunks_from_index(x, W1, b1, W2, b2, chunk):
     y = np.zeros((x.shape[0], W2.shape[1]), dtype=x.dtype)
     for i, s in enumerate(range(0, x.shape[0], chunk)):
-        rows = y[s:s + chunk]
-        rows[:] = ffn(x[i:i + chunk], W1, b1, W2, b2)[:len(rows)]  # x sliced from i, not from s
+        y[s:s + chunk] = ffn(x[i:i + chunk], W1, b1, W2, b2)     # x sliced from i, not from s
+    return y
+
+
+def _chunks_written_at_index(x, W1, b1, W2, b2, chunk):
+    y = np.zeros((x.shape[0], W2.shape[1]), dtype=x.dtype)
+    for i, s in enumerate(range(0, x.shape[0], chunk)):
+        y[i:i + chunk] = ffn(x[s:s + chunk], W1, b1, W2, b2)     # y written from i, not from s
+    return y
+
+
+def _chunks_written_at_index_no_broadcast(x, W1, b1, W2, b2, chunk):
+    y = np.zeros((x.shape[0], W2.shape[1]), dtype=x.dtype)
+    for i, s in enumerate(range(0, x.shape[0], chunk)):
+        out = ffn(x[s:s + chunk], W1, b1, W2, b2)
+        y[i:i + len(out)] = out                                   # y written from i, not from s
     return y
 
 
@@ -678,9 +781,18 @@ _CHUNKED_MISTAKES = [
             "Loop with `for s in range(0, T, chunk)` and take x[s:s + chunk]: the last slice is simply shorter. "
             "range(T // chunk) chunks stop before the leftover tokens.",
             _chunks_leaving_zeros),
-    Mistake("slices started at the chunk number i instead of at i * chunk",
+    Mistake("the outputs written to y[i:i + chunk], from the chunk number i instead of its first token s",
+            "Chunk i holds tokens s = i * chunk to s + chunk - 1, and their outputs belong in the same rows: "
+            "y[s:s + chunk] = ffn(x[s:s + chunk], ...). From row i the chunks overwrite each other, and NumPy "
+            "cannot fit a shorter last chunk into chunk rows (could not broadcast).",
+            _chunks_written_at_index),
+    Mistake("the outputs written to y[i:i + len(out)], from the chunk number i instead of its first token s",
+            "Chunk i holds tokens s = i * chunk to s + chunk - 1, and their outputs belong in the same rows: "
+            "y[s:s + chunk] = ffn(x[s:s + chunk], ...). From row i the chunks overwrite each other.",
+            _chunks_written_at_index_no_broadcast),
+    Mistake("slices of x started at the chunk number i instead of at i * chunk",
             "Chunk i covers tokens i * chunk up to (i + 1) * chunk; or loop over the starts directly, "
-            "`for s in range(0, T, chunk)`.",
+            "`for s in range(0, T, chunk)`, and slice x and y alike.",
             _chunks_from_index),
     Mistake("chunks joined with np.array instead of np.concatenate",
             "np.array(list_of_chunks) stacks the chunks along a new first axis, (chunks, chunk, d), and fails "

@@ -10,12 +10,17 @@ STAMP  := $(VENV)/.installed
 ALLOW_ROOT := $(if $(filter 0,$(shell id -u)),--allow-root,)
 PYTEST_NB := --nbval --nbval-current-env --nbval-sanitize-with tests/sanitize.cfg -n 2 --dist loadfile
 BROWSER_STAMP := $(VENV)/.browser-installed
+# `make test-nbgrader` has an environment of its own: the course's pinned set plus nbgrader's.
+NBG_VENV  := .venv-nbgrader
+NBG_PY    := $(NBG_VENV)/bin/python
+NBG_STAMP := $(NBG_VENV)/.installed
 SITE    ?= site
 GRADES  ?= grades
 TIMEOUT ?= 120
 JOBS    ?= 1
 
-.PHONY: help lab test unit nbval notebooks solutions bench lock clean html grade doctor test-browser
+.PHONY: help lab test unit nbval notebooks solutions bench lock lock-nbgrader clean html grade grade-merge doctor \
+	test-browser test-nbgrader
 help:
 	@echo "make lab        start JupyterLab on notebooks/ (sets up .venv the first time)"
 	@echo "make test       run every test: helpers, graders, nbval on solutions/ and notebooks/"
@@ -28,6 +33,8 @@ help:
 	@echo "                (one subfolder or one .ipynb per learner; TIMEOUT=120 s per notebook, JOBS=1)"
 	@echo "make doctor     check .venv, the pinned packages, helpers and the Jupyter kernel, with fixes"
 	@echo "make test-browser  run every learner notebook in JupyterLab in headless Chromium (needs chromium)"
+	@echo "make test-nbgrader  a real nbgrader round trip for every lesson, in .venv-nbgrader"
+	@echo "make lock-nbgrader  re-resolve requirements-nbgrader.in into requirements-nbgrader.txt (after make lock)"
 
 $(STAMP): requirements.txt pyproject.toml tools/check_python.py
 	@$(PYTHON) tools/check_python.py
@@ -41,10 +48,11 @@ lab: $(STAMP)
 		--LabApp.default_url=/lab/tree/01_hand_trace.ipynb $(ALLOW_ROOT)
 
 test: $(STAMP)
-	$(PY) -m pytest $(PYTEST_NB) --ignore=tests/test_browser.py tests solutions notebooks
+	$(PY) -m pytest $(PYTEST_NB) --ignore=tests/test_browser.py --ignore=tests/test_nbgrader_roundtrip.py \
+		tests solutions notebooks
 
 unit: $(STAMP)
-	$(PY) -m pytest --ignore=tests/test_browser.py tests
+	$(PY) -m pytest --ignore=tests/test_browser.py --ignore=tests/test_nbgrader_roundtrip.py tests
 
 nbval: $(STAMP)
 	$(PY) -m pytest $(PYTEST_NB) solutions notebooks
@@ -83,5 +91,25 @@ $(BROWSER_STAMP): requirements-browser.txt $(STAMP)
 test-browser: $(STAMP) $(BROWSER_STAMP)
 	FFN_BROWSER_TEST=1 timeout -k 30 900 $(PY) -m pytest tests/test_browser.py -v -rs
 
+# nbgrader 0.9.6 and what it needs beyond requirements.txt, pinned; the helpers package so the lessons run.
+$(NBG_STAMP): requirements.txt requirements-nbgrader.txt pyproject.toml tools/check_python.py
+	@$(PYTHON) tools/check_python.py
+	@test -x $(NBG_PY) || $(PYTHON) -m venv $(NBG_VENV)
+	$(NBG_PY) -m pip install --quiet --disable-pip-version-check -r requirements.txt -r requirements-nbgrader.txt
+	$(NBG_PY) -m pip install --quiet --disable-pip-version-check --no-deps -e .
+	@touch $(NBG_STAMP)
+
+test-nbgrader: $(NBG_STAMP)
+	FFN_NBGRADER_TEST=1 timeout -k 30 1200 $(NBG_PY) -m pytest tests/test_nbgrader.py \
+		tests/test_nbgrader_roundtrip.py -v -rs -n 2 --dist loadgroup
+
+lock-nbgrader:
+	$(PYTHON) -m venv --clear build/lock-nbgrader
+	build/lock-nbgrader/bin/pip install --quiet -r requirements.txt -r requirements-nbgrader.in
+	{ echo "# What .venv-nbgrader needs beyond requirements.txt, generated from requirements-nbgrader.in by"; \
+	  echo "# \`make lock-nbgrader\` (Python 3.11, Linux). Do not edit by hand."; \
+	  build/lock-nbgrader/bin/pip freeze --all --exclude-editable | grep -v -i -x -F -f requirements.txt \
+	  | grep -v -i -E '^(pip|wheel)=='; } > requirements-nbgrader.txt
+
 clean:
-	rm -rf $(VENV) build site screenshots
+	rm -rf $(VENV) $(NBG_VENV) build site screenshots

@@ -16,10 +16,12 @@ NBG_PY    := $(NBG_VENV)/bin/python
 NBG_STAMP := $(NBG_VENV)/.installed
 SITE    ?= site
 GRADES  ?= grades
-TIMEOUT ?= 120
+TIMEOUT ?= 60
+NOTEBOOK_TIMEOUT ?= 600
 JOBS    ?= 1
 
-.PHONY: help lab test unit nbval notebooks solutions bench lock lock-nbgrader clean html grade grade-merge doctor \
+.PHONY: help lab test unit nbval notebooks solutions bench bench-grade lock lock-nbgrader clean html grade \
+	grade-merge doctor \
 	test-browser test-nbgrader
 help:
 	@echo "make lab        start JupyterLab on notebooks/ (sets up .venv the first time)"
@@ -29,8 +31,11 @@ help:
 	@echo "make bench      time the reference FFNs against their bare matmuls (ratios, not part of make test)"
 	@echo "make lock       re-resolve requirements.in into the pinned requirements.txt"
 	@echo "make html       build a static site of the executed solutions into site/ (open site/index.html)"
-	@echo "make grade SUBMISSIONS=path/   run learners' notebooks and their checks: grades/grades.csv"
-	@echo "                (one subfolder or one .ipynb per learner; TIMEOUT=120 s per notebook, JOBS=1)"
+	@echo "make grade SUBMISSIONS=path/   grade learners' notebooks: grades/grades.csv and grades/report.html"
+	@echo "                (one subfolder or one .ipynb per learner; TIMEOUT=60 s per cell, NOTEBOOK_TIMEOUT=600,"
+	@echo "                JOBS=1 at a time, LESSONS=\"01 02\" the lessons set; SHARD=i/n grades a slice into"
+	@echo "                grades/shard-i-of-n/, then make grade-merge combines the shards)"
+	@echo "make bench-grade  grade a generated class (LEARNERS=40, every lesson) with JOBS=1 and 2: s/notebook"
 	@echo "make doctor     check .venv, the pinned packages, helpers and the Jupyter kernel, with fixes"
 	@echo "make test-browser  run every learner notebook in JupyterLab in headless Chromium (needs chromium)"
 	@echo "make test-nbgrader  a real nbgrader round trip for every lesson, in .venv-nbgrader"
@@ -66,6 +71,10 @@ solutions: $(STAMP)
 bench: $(STAMP)
 	$(PY) benchmarks/ffn_bench.py
 
+LEARNERS ?= 40
+bench-grade: $(STAMP)
+	$(PY) benchmarks/grade_bench.py --learners $(LEARNERS)
+
 lock: $(STAMP)
 	$(PYTHON) -m venv --clear build/lock-venv
 	build/lock-venv/bin/pip install --quiet -r requirements.in
@@ -76,8 +85,16 @@ html: $(STAMP)
 	$(PY) tools/build_site.py --out $(SITE)
 
 grade: $(STAMP)
-	@test -n "$(SUBMISSIONS)" || { echo "usage: make grade SUBMISSIONS=path/ [TIMEOUT=120] [JOBS=1] [GRADES=grades]"; exit 2; }
-	$(PY) tools/grade.py "$(SUBMISSIONS)" --out $(GRADES) --timeout $(TIMEOUT) --jobs $(JOBS)
+	@test -n "$(SUBMISSIONS)" || { echo "usage: make grade SUBMISSIONS=path/ [TIMEOUT=60] [NOTEBOOK_TIMEOUT=600]" \
+		"[JOBS=1] [LESSONS=\"01 02\"] [SHARD=i/n] [GRADES=grades]"; exit 2; }
+	$(PY) tools/grade.py "$(SUBMISSIONS)" --cell-timeout $(TIMEOUT) --timeout $(NOTEBOOK_TIMEOUT) --jobs $(JOBS) \
+		$(if $(LESSONS),--lessons $(LESSONS),) \
+		$(if $(SHARD),--shard $(SHARD) --out $(GRADES)/shard-$(subst /,-of-,$(SHARD)),--out $(GRADES))
+
+# Combines the shards that `make grade SHARD=i/n` wrote into $(GRADES)/shard-i-of-n/.
+grade-merge: $(STAMP)
+	@test -n "$(wildcard $(GRADES)/shard-*-of-*)" || { echo "No shards in $(GRADES)/: run make grade SHARD=i/n first"; exit 2; }
+	$(PY) tools/grade.py merge $(wildcard $(GRADES)/shard-*-of-*) --out $(GRADES)
 
 # Diagnoses .venv rather than building it, so it runs with the Python that would build it.
 doctor:

@@ -422,3 +422,18 @@ def test_make_grade_passes_shard_lessons_and_limits_to_the_tool():
     done = subprocess.run(["make", "-n", "grade", "SUBMISSIONS=class"], cwd=ROOT, capture_output=True, text=True,
                           timeout=60)
     assert "--out grades" in done.stdout and "--shard" not in done.stdout
+
+
+def test_only_the_lessons_set_are_graded_and_in_every_row(tmp_path):
+    write(tmp_path / "solutions" / "01_hand_trace.ipynb", SOLUTION_01)
+    write(tmp_path / "solutions" / "99_extra.ipynb", SOLUTION_99)
+    write(tmp_path / "sub" / "amy" / "01_hand_trace.ipynb", learner_copy(SOLUTION_01, "01_hand_trace.ipynb"))
+    write(tmp_path / "sub" / "amy" / "99_extra.ipynb",
+          learner_copy(SOLUTION_99, "99_extra.ipynb", {HT: OWN_TRACE}))
+    header, rows, _ = grade.grade(tmp_path / "sub", tmp_path / "out", solutions=tmp_path / "solutions",
+                                  lessons=["99"], progress=False)
+    assert [h for h in header if ":" in h and " " not in h] == ["99:hand_trace"]
+    assert rows[0]["99:hand_trace"] == "pass" and rows[0]["exercises"] == "1"
+    assert rows[0]["notes"] == "01_hand_trace.ipynb: not graded: lesson 01_hand_trace is not among the lessons set"
+    with pytest.raises(SystemExit, match="No lessons 42"):
+        grade.grade(tmp_path / "sub", tmp_path / "out", solutions=tmp_path / "solutions", lessons=["42"])

@@ -594,12 +594,14 @@ def _error_note(cells: list, index: int, exercises: set[str], output: dict) -> s
 
 
 def grade_notebook(learner: str, path: Path, submissions: Path, out: Path, course: dict[str, Lesson],
-                   cell_timeout: float = CELL_TIMEOUT, timeout: float = NOTEBOOK_TIMEOUT) -> Result:
-    """Execute one notebook with the recorder in front and read what its checks said; never raises."""
+                   cell_timeout: float = CELL_TIMEOUT, timeout: float = NOTEBOOK_TIMEOUT,
+                   known: dict[str, list[str]] | None = None) -> Result:
+    """Execute one notebook with the recorder in front and read what its checks said; never raises.
+    `course` holds the lessons graded; `known`, every lesson of the course (to recognise the others)."""
     relative = path.relative_to(submissions)
     result = Result(learner, str(Path(*relative.parts[1:]) if len(relative.parts) > 1 else relative))
     started = time.monotonic()
-    expected = {name: lesson.checks for name, lesson in course.items()}
+    expected = known or {name: lesson.checks for name, lesson in course.items()}
     try:
         nb = nbformat.read(path, as_version=4)
     except Exception as error:                   # not JSON (a truncated file), or JSON that is no notebook
@@ -610,6 +612,10 @@ def grade_notebook(learner: str, path: Path, submissions: Path, out: Path, cours
     result.lesson = lesson_of(path, nb, expected)
     if result.lesson is None:
         result.problems.append("could not tell which lesson this is (name it like notebooks/NN_name.ipynb)")
+        return result
+    if result.lesson not in course:
+        result.problems.append(f"not graded: lesson {result.lesson} is not among the lessons set")
+        result.lesson = None
         return result
     lesson = course[result.lesson]
     for cell in nb.cells:                        # the learner's saved outputs must not pass for this run's
@@ -1023,10 +1029,14 @@ def grade(submissions: Path, out: Path, cell_timeout: float = CELL_TIMEOUT, time
 
     Returns grades.csv's header, its rows and the summary text.
     """
+    known = load_course(solutions)
     course = load_course(solutions, lessons)
+    if not course:
+        raise SystemExit(f"No lessons {' '.join(lessons or [])} in {solutions}")
     learners = shard_of(find_submissions(submissions), shard)
     out.mkdir(parents=True, exist_ok=True)
-    tasks = [(learner, path, submissions, out, course, cell_timeout, timeout)
+    tasks = [(learner, path, submissions, out, course, cell_timeout, timeout,
+              {name: lesson.checks for name, lesson in known.items()})
              for learner, paths in learners.items() for path in paths]
     bar = Progress(len(tasks), enabled=progress)
     results = []

@@ -404,7 +404,9 @@ def test_progress_bar_redraws_on_a_terminal_and_prints_tenths_elsewhere():
     bar = grade.Progress(3, stream=screen)
     for _ in range(3):
         bar.step()
-    assert screen.getvalue().count("\r") == 3 and screen.getvalue().endswith("left\n")
+    assert screen.getvalue().count("\r") == 3 and " left\r" in screen.getvalue()
+    assert screen.getvalue().split("\r")[-1].startswith("grading [##############################] 3/3 notebooks")
+    assert " s each, done in " in screen.getvalue() and screen.getvalue().endswith("\n")
 
 
 def test_command_line_refuses_a_missing_folder(tmp_path, capsys):

@@ -5,8 +5,9 @@ a sqlite gradebook), nbgrader's own commands run: `generate_assignment`, then `a
 submissions made from the release (the solutions filled in; the release untouched; the solutions with one
 classic mistake), then `generate_feedback`. The release must hold the same cells as `make notebooks` writes.
 
-`make test` does not collect this file (nbgrader is not in .venv); under `make test-nbgrader`
-(FFN_NBGRADER_TEST=1) a missing nbgrader fails instead of skipping.
+Each lesson is one test whose properties are subtests (so a lesson's round trip runs once, and the lessons
+run two at a time). `make test` does not collect this file (nbgrader is not in .venv); under
+`make test-nbgrader` (FFN_NBGRADER_TEST=1) a missing nbgrader fails instead of skipping.
 """
 from __future__ import annotations
 
@@ -132,18 +133,6 @@ def named_mistake(exercise: str, wrong: str, monkeypatch) -> str:
     return verdict.mistake
 
 
-_ROUND_TRIPS: dict[str, dict] = {}
-
-
-@pytest.fixture
-def trip(request, tmp_path_factory):
-    """The round trip of one lesson, made once (every test of a lesson runs on one xdist worker)."""
-    lesson = request.param
-    if lesson not in _ROUND_TRIPS:
-        _ROUND_TRIPS[lesson] = round_trip(lesson, tmp_path_factory.mktemp(Path(lesson).stem))
-    return _ROUND_TRIPS[lesson]
-
-
 def round_trip(lesson: str, course: Path) -> dict:
     assignment = Path(lesson).stem
     nbgrader_course.write_course(course, [lesson])
@@ -183,27 +172,19 @@ def round_trip(lesson: str, course: Path) -> dict:
     }
 
 
-# Each lesson's tests share one round trip: `make test-nbgrader` runs them on one worker (--dist loadgroup).
-lessons = pytest.mark.parametrize("trip", [pytest.param(n, id=Path(n).stem, marks=pytest.mark.xdist_group(n))
-                                           for n in LESSONS], indirect=True)
-
-
-@lessons
-def test_source_metadata_passes_nbgraders_own_validation(trip):
+def check_source_metadata_passes_nbgraders_own_validation(trip):
     MetadataValidator().validate_nb(trip["source"])   # raises on a schema error or a duplicate grade id
     MetadataValidator().validate_nb(trip["release"])
 
 
-@lessons
-def test_every_check_is_a_grade_cell_with_the_exercises_points(trip):
+def check_every_check_is_a_grade_cell_with_the_exercises_points(trip):
     checks = [c for c in trip["source"].cells if c.cell_type == "code" and nbtool.CHECK_CALL.search(c.source)]
     assert checks and {grade_id(c) for c in checks} == set(trip["grade_cells"])
     prefix = nbtool.lesson_number(trip["lesson"])
     assert all(gid.startswith(f"{prefix}-check_") and points >= 1 for gid, points in trip["grade_cells"].items())
 
 
-@lessons
-def test_release_has_the_cells_make_notebooks_writes(trip):
+def check_release_has_the_cells_make_notebooks_writes(trip):
     lesson = trip["lesson"]
     ours = nbtool.learner_version(nbformat.read(nbtool.SOLUTIONS / lesson, as_version=4), lesson)
     shipped = nbformat.read(nbtool.NOTEBOOKS / lesson, as_version=4)
@@ -213,22 +194,19 @@ def test_release_has_the_cells_make_notebooks_writes(trip):
     assert all(not c.get("outputs") for c in trip["release"].cells if c.cell_type == "code")
 
 
-@lessons
-def test_solutions_filled_in_get_full_marks(trip):
+def check_solutions_filled_in_get_full_marks(trip):
     score, max_score = trip["scores"]["full"]
     assert max_score == sum(trip["grade_cells"].values()) > 0
     assert score == max_score
 
 
-@lessons
-def test_the_untouched_release_gets_zero(trip):
+def check_the_untouched_release_gets_zero(trip):
     assert trip["scores"]["zero"] == (0, sum(trip["grade_cells"].values()))
     outputs = "".join(o.get("text", "") for c in trip["autograded"]["zero"].cells for o in c.get("outputs", []))
     assert "not implemented yet" in outputs
 
 
-@lessons
-def test_a_classic_mistake_loses_exactly_its_exercises_points(trip):
+def check_a_classic_mistake_loses_exactly_its_exercises_points(trip):
     mistake_id, _ = trip["mistake"]
     check_id = mistake_id.replace("-", "-check_", 1)
     score, max_score = trip["scores"]["mistake"]
@@ -236,8 +214,7 @@ def test_a_classic_mistake_loses_exactly_its_exercises_points(trip):
     assert score == max_score - trip["grade_cells"][check_id]
 
 
-@lessons
-def test_feedback_names_the_checks_mistake(trip, monkeypatch):
+def check_feedback_names_the_checks_mistake(trip, monkeypatch):
     mistake_id, wrong = trip["mistake"]
     mistake = named_mistake(mistake_id.split("-", 1)[1], wrong, monkeypatch)
     assert mistake in html.unescape(trip["feedback"]["mistake"])
@@ -248,13 +225,36 @@ def test_feedback_names_the_checks_mistake(trip, monkeypatch):
     assert [o.ename for o in test_cell.outputs if o.output_type == "error"] == ["CheckFailed"]  # ... then it fails
 
 
-@lessons
-def test_hidden_cases_run_under_autograde(trip):
+def check_hidden_cases_run_under_autograde(trip):
     """No check says 'public cases' under autograde: a check with hidden cases ran them."""
     for cell in trip["autograded"]["full"].cells:
         if nbtool.CHECK_CALL.search(cell.get("source", "")) and cell.cell_type == "code":
             text = "".join(o.get("text", "") for o in cell.get("outputs", []))
             assert "public cases" not in text, f"{grade_id(cell)}: hidden cases did not run under autograde"
+
+
+ROUND_TRIP_CHECKS = [
+    check_source_metadata_passes_nbgraders_own_validation,
+    check_every_check_is_a_grade_cell_with_the_exercises_points,
+    check_release_has_the_cells_make_notebooks_writes,
+    check_solutions_filled_in_get_full_marks,
+    check_the_untouched_release_gets_zero,
+    check_a_classic_mistake_loses_exactly_its_exercises_points,
+    check_feedback_names_the_checks_mistake,
+    check_hidden_cases_run_under_autograde,
+]
+
+
+@pytest.mark.parametrize("lesson", LESSONS, ids=[Path(n).stem for n in LESSONS])
+def test_round_trip(lesson, tmp_path, subtests, monkeypatch):
+    """One round trip per lesson (the lessons run in parallel), every property a subtest of its own."""
+    trip = round_trip(lesson, tmp_path)
+    for check in ROUND_TRIP_CHECKS:
+        with subtests.test(check.__name__.removeprefix("check_")):
+            if "monkeypatch" in check.__code__.co_varnames[:check.__code__.co_argcount]:
+                check(trip, monkeypatch)
+            else:
+                check(trip)
 
 
 # ---- a synthetic assignment: a check with a hidden case, and a learner who passes only the public ones ----

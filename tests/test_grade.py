@@ -4,6 +4,7 @@ executed copies say."""
 import csv
 import io
 import json
+import os
 import subprocess
 import sys
 import textwrap
@@ -121,6 +122,9 @@ def make_class(base: Path) -> Path:
     (submissions / "oli").mkdir()                                                         # an empty folder
     hand_in("pam", learner_copy(SOLUTION_01, lesson, {                                 # hidden cases run
         HT: OWN_TRACE, FU: OWN_FIRING, 8: "import os\nprint('FFN_GRADING =', os.environ.get('FFN_GRADING'))"}))
+    stubborn = "import signal, time\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\ntime.sleep(60)"
+    hand_in("zed", learner_copy(SOLUTION_01, lesson, {                                   # ignores interrupts
+        HT: OWN_TRACE, FU: OWN_FIRING, HT_CHECK: [stubborn]}))
     return submissions
 
 
@@ -131,7 +135,8 @@ def graded(tmp_path_factory):
     submissions, out = make_class(base), base / "grades"
     done = subprocess.run([sys.executable, str(ROOT / "tools" / "grade.py"), str(submissions), "--out", str(out),
                            "--jobs", "2", "--cell-timeout", str(CELL_TIMEOUT), "--solutions", str(base / "solutions")],
-                          capture_output=True, text=True, timeout=600)
+                          capture_output=True, text=True, timeout=600,
+                          env={**os.environ, "FFN_GRADE_PROBE_TIMEOUT": "3"})   # zed's kernel is replaced sooner
     assert done.returncode == 0, done.stderr
     with open(out / "grades.csv", newline="") as f:
         rows = {r["learner"]: r for r in csv.DictReader(f)}
@@ -149,7 +154,7 @@ EXERCISES = ("01:hand_trace", "01:firing_units", "99:hand_trace")
 def test_every_row_has_the_same_columns_and_denominators(graded):
     rows = graded["rows"]
     assert sorted(rows) == ["ana", "ben", "cal", "dee", "eve", "fay", "gus", "hal", "ivy", "jon", "kim", "lem",
-                            "max", "ned", "oli", "pam"]
+                            "max", "ned", "oli", "pam", "zed"]
     header = list(next(iter(rows.values())))
     assert header[:5] == ["learner", "01:hand_trace", "01:hand_trace score", "01:hand_trace mistake",
                           "01:hand_trace flags"]
@@ -271,14 +276,14 @@ def test_csv_files_report_and_summary_agree(graded):
     out = graded["out"]
     with open(out / "verdicts.csv", newline="") as f:
         long = list(csv.DictReader(f))
-    assert len(long) == 16 * 3
+    assert len(long) == 17 * 3
     cal = {r["exercise"]: r for r in long if r["learner"] == "cal" and r["lesson"] == "01_hand_trace"}
     assert cal["hand_trace"]["mistake"] == "b1 left out" and cal["hand_trace"]["verdict"] == "fail"
     summary = (out / "summary.txt").read_text()
     assert summary == graded["stdout"]
-    assert "hand_trace: 1 of 14: b1 left out" in summary             # 14 handed lesson 01 in (hal's broken file too)
+    assert "hand_trace: 1 of 15: b1 left out" in summary             # 15 handed lesson 01 in (hal's broken file too)
     report = (out / "report.html").read_text()
-    assert '<td>firing_units</td><td class="n">1 of 14</td><td>counting a unit whose pre-activation is ' \
+    assert '<td>firing_units</td><td class="n">1 of 15</td><td>counting a unit whose pre-activation is ' \
            'exactly 0 as firing</td>' in report
 
 
@@ -286,8 +291,8 @@ def test_report_is_accessible_chart_alt_text_and_table_headers(graded):
     report = (graded["out"] / "report.html").read_text()
     assert '<html lang="en">' in report
     assert report.count('role="img"') == 2 and report.count("<desc id=") == 2      # one chart per lesson
-    assert "Lesson 01: hand trace: share of the 14 learner(s) who handed it in passing each exercise. " \
-           "hand_trace: 8 of 14 pass; firing_units: 9 of 14 pass." in report           # the chart's alt text
+    assert "Lesson 01: hand trace: share of the 15 learner(s) who handed it in passing each exercise. " \
+           "hand_trace: 9 of 15 pass; firing_units: 10 of 15 pass." in report           # the chart's alt text
     assert '<th scope="col">not handed in</th>' in report and "<caption>" in report
     assert "<td>ivy</td><td>hand_trace</td><td>same code as solutions/</td>" in report
 
@@ -295,22 +300,14 @@ def test_report_is_accessible_chart_alt_text_and_table_headers(graded):
 def test_progress_bar_and_no_kernel_warning_spam(graded):
     lines = graded["stderr"].splitlines()
     assert lines and all(line.startswith("grading [") for line in lines), graded["stderr"][-2000:]
-    assert lines[-1].startswith("grading [##############################] 16/16 notebooks")
+    assert lines[-1].startswith("grading [##############################] 17/17 notebooks")
 
 
-# ---- a cell that will not stop when interrupted: graded on its own, with short limits --------------------
-def test_a_cell_that_ignores_interrupts_is_skipped_and_the_rest_still_runs(tmp_path, monkeypatch):
-    monkeypatch.setattr(grade, "PROBE_TIMEOUT", 2)
-    write(tmp_path / "solutions" / "01_hand_trace.ipynb", SOLUTION_01)
-    stubborn = "import signal, time\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\ntime.sleep(60)"
-    write(tmp_path / "sub" / "zed" / "01_hand_trace.ipynb", learner_copy(SOLUTION_01, "01_hand_trace.ipynb", {
-        HT: TRACE, FU: FIRING, HT_CHECK: [stubborn]}))
-    _, rows, _ = grade.grade(tmp_path / "sub", tmp_path / "out", cell_timeout=4, solutions=tmp_path / "solutions",
-                             progress=False)
-    zed = rows[0]
+def test_a_cell_that_ignores_interrupts_is_skipped_and_the_rest_still_runs(graded):
+    zed = graded["rows"]["zed"]
     assert verdicts(zed, *EXERCISES[:2]) == ("pass", "pass")      # the cells above re-ran in a new kernel
-    assert "the code cell starting `import signal, time`: ran past 4 s and did not stop when interrupted; " \
-           "the grader skipped it and ran the rest" in zed["notes"]
+    assert zed["notes"] == f"01_hand_trace.ipynb: the code cell starting `import signal, time`: ran past " \
+                           f"{CELL_TIMEOUT} s and did not stop when interrupted; the grader skipped it and ran the rest"
 
 
 # ---- shards, and merging them -----------------------------------------------------------------------------

@@ -75,7 +75,8 @@ from notebooks import CHECK_CALL, META_KEY, QUIET_KERNEL, describe_cell
 ROOT = Path(__file__).resolve().parent.parent
 RANK = {PASS: 0, FAIL: 1, NOT_ATTEMPTED: 2, NOT_RUN: 3, NOT_HANDED_IN: 4}   # two copies: the better counts
 CELL_TIMEOUT, NOTEBOOK_TIMEOUT = 60, 600
-PROBE_TIMEOUT = 10        # seconds an interrupted kernel has to answer again before it is replaced
+# Seconds an interrupted kernel has to answer again before it is replaced (tests shorten it).
+PROBE_TIMEOUT = float(os.environ.get("FFN_GRADE_PROBE_TIMEOUT", "10"))
 SETUP_TIMEOUT = 120       # the grader's own first cell (it imports the checks) is not held to the cell limit
 MAX_RESTARTS = 3          # kernels a notebook may use up (each death or stuck cell costs one)
 TIMEOUT_ENAME = "TimeLimit"     # nbclient's reply for a cell past its limit (never stored)

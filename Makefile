@@ -1,6 +1,6 @@
 # Two commands set everything up on a machine with Python 3 and make:
-#   make lab    start JupyterLab on the learner's notebooks
-#   make test   run every test (unit tests, graders, nbval on solutions/ and notebooks/)
+#   make lab    start JupyterLab on the learner's workspace, work/ (made from notebooks/ the first time)
+#   make test   run every test (unit tests, graders, nbval on solutions/ and notebooks/; never work/)
 # `make help` lists the others (a static site, grading, an environment check, a real-browser test).
 PYTHON ?= python3
 VENV   := .venv
@@ -14,50 +14,68 @@ BROWSER_STAMP := $(VENV)/.browser-installed
 NBG_VENV  := .venv-nbgrader
 NBG_PY    := $(NBG_VENV)/bin/python
 NBG_STAMP := $(NBG_VENV)/.installed
-SITE    ?= site
+SOLUTIONS ?= 1
+# make html: solutions folded behind toggles into site/; make html SOLUTIONS=0: the learner edition into site-learner/
+SITE    ?= $(if $(filter 0,$(SOLUTIONS)),site-learner,site)
 GRADES  ?= grades
 TIMEOUT ?= 60
 NOTEBOOK_TIMEOUT ?= 600
 JOBS    ?= 1
+WORK    ?= work
 
-.PHONY: help lab test unit nbval notebooks solutions bench bench-grade lock lock-nbgrader clean html grade \
-	grade-merge doctor \
-	test-browser test-nbgrader
+.PHONY: help lab update progress test unit nbval notebooks solutions bench bench-grade lock lock-nbgrader clean \
+	html grade grade-merge doctor test-browser test-a11y test-nbgrader
 help:
-	@echo "make lab        start JupyterLab on notebooks/ (sets up .venv the first time)"
+	@echo "make lab        start JupyterLab on work/, your copy of the lessons (made from notebooks/ the first time;"
+	@echo "                sets up .venv the first time too)"
+	@echo "make update     after git pull (or a newer zip): bring the course's changes into work/, keeping your work"
+	@echo "make progress   your checks and quiz answers in work/, lesson by lesson, and what to do next"
 	@echo "make test       run every test: helpers, graders, nbval on solutions/ and notebooks/"
 	@echo "make notebooks  regenerate changed notebooks/ from solutions/ (RERUN=1: all; FORCE=1 backs up edited ones)"
 	@echo "make solutions  re-execute solutions/ in place to refresh stored outputs"
 	@echo "make bench      time the reference FFNs against their bare matmuls (ratios, not part of make test)"
 	@echo "make lock       re-resolve requirements.in into the pinned requirements.txt"
-	@echo "make html       build a static site of the executed solutions into site/ (open site/index.html)"
+	@echo "make html       build a static site into site/ (open site/index.html): each exercise's solution folded"
+	@echo "                behind a Show solution toggle; SOLUTIONS=0: the learner edition, no solutions, in site-learner/"
 	@echo "make grade SUBMISSIONS=path/   grade learners' notebooks: grades/grades.csv and grades/report.html"
 	@echo "                (one subfolder or one .ipynb per learner; TIMEOUT=60 s per cell, NOTEBOOK_TIMEOUT=600,"
 	@echo "                JOBS=1 at a time, LESSONS=\"01 02\" the lessons set; SHARD=i/n grades a slice into"
 	@echo "                grades/shard-i-of-n/, then make grade-merge combines the shards)"
 	@echo "make bench-grade  grade a generated class (LEARNERS=40, every lesson) with JOBS=1 and 2: s/notebook"
-	@echo "make doctor     check .venv, the pinned packages, helpers and the Jupyter kernel, with fixes"
+	@echo "make doctor     check .venv, the pinned packages, helpers, the Jupyter kernel and work/, with fixes"
 	@echo "make test-browser  run every learner notebook in JupyterLab in headless Chromium (needs chromium)"
+	@echo "make test-a11y  axe-core on every page of both site editions, light and dark (needs chromium and npm)"
 	@echo "make test-nbgrader  a real nbgrader round trip for every lesson, in .venv-nbgrader"
 	@echo "make lock-nbgrader  re-resolve requirements-nbgrader.in into requirements-nbgrader.txt (after make lock)"
 
-$(STAMP): requirements.txt pyproject.toml tools/check_python.py
+$(STAMP): requirements.txt pyproject.toml tools/check_python.py tools/ipython_kernel_config.py
 	@$(PYTHON) tools/check_python.py
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements.txt
 	$(PY) -m pip install --quiet --disable-pip-version-check --no-deps -e .
+	@mkdir -p $(VENV)/etc/ipython && cp tools/ipython_kernel_config.py $(VENV)/etc/ipython/
 	@touch $(STAMP)
 
+# work/ is the learner's (git-ignored): made from notebooks/ the first time; a lesson already there is never
+# overwritten. `make update` brings a new edition of the course into it (tools/workspace.py).
 lab: $(STAMP)
-	$(VENV)/bin/jupyter lab --ServerApp.ip=127.0.0.1 --ServerApp.root_dir=notebooks \
+	@$(PY) tools/workspace.py create --work $(WORK)
+	$(VENV)/bin/jupyter lab --ServerApp.ip=127.0.0.1 --ServerApp.root_dir=$(WORK) \
 		--LabApp.default_url=/lab/tree/01_hand_trace.ipynb $(ALLOW_ROOT)
 
+update: $(STAMP)
+	@$(PY) tools/workspace.py update --work $(WORK)
+
+# No .venv needed to say that nothing has started yet (a fresh clone): the system Python will do.
+progress:
+	@$(or $(wildcard $(PY)),$(PYTHON)) -m helpers.progress --work $(WORK)
+
 test: $(STAMP)
-	$(PY) -m pytest $(PYTEST_NB) --ignore=tests/test_browser.py --ignore=tests/test_nbgrader_roundtrip.py \
-		tests solutions notebooks
+	$(PY) -m pytest $(PYTEST_NB) --ignore=tests/test_browser.py --ignore=tests/test_axe.py \
+		--ignore=tests/test_nbgrader_roundtrip.py tests solutions notebooks
 
 unit: $(STAMP)
-	$(PY) -m pytest --ignore=tests/test_browser.py --ignore=tests/test_nbgrader_roundtrip.py tests
+	$(PY) -m pytest --ignore=tests/test_browser.py --ignore=tests/test_axe.py --ignore=tests/test_nbgrader_roundtrip.py tests
 
 nbval: $(STAMP)
 	$(PY) -m pytest $(PYTEST_NB) solutions notebooks
@@ -82,7 +100,7 @@ lock: $(STAMP)
 	  build/lock-venv/bin/pip freeze --exclude-editable; } > requirements.txt
 
 html: $(STAMP)
-	$(PY) tools/build_site.py --out $(SITE)
+	$(PY) tools/build_site.py --solutions $(if $(filter 0,$(SOLUTIONS)),none,folded) --out $(SITE)
 
 grade: $(STAMP)
 	@test -n "$(SUBMISSIONS)" || { echo "usage: make grade SUBMISSIONS=path/ [TIMEOUT=60] [NOTEBOOK_TIMEOUT=600]" \
@@ -98,7 +116,7 @@ grade-merge: $(STAMP)
 
 # Diagnoses .venv rather than building it, so it runs with the Python that would build it.
 doctor:
-	@$(PYTHON) tools/doctor.py --venv $(VENV)
+	@$(PYTHON) tools/doctor.py --venv $(VENV) --work $(WORK)
 
 # Playwright drives Debian's Chromium (apt-get install chromium); the course itself does not need it.
 $(BROWSER_STAMP): requirements-browser.txt $(STAMP)
@@ -108,12 +126,18 @@ $(BROWSER_STAMP): requirements-browser.txt $(STAMP)
 test-browser: $(STAMP) $(BROWSER_STAMP)
 	FFN_BROWSER_TEST=1 timeout -k 30 900 $(PY) -m pytest tests/test_browser.py -v -rs
 
+# axe-core (pinned in tests/test_axe.py) is installed by the test itself with npm into build/axe/ (git-ignored).
+test-a11y: $(STAMP) $(BROWSER_STAMP)
+	FFN_BROWSER_TEST=1 timeout -k 30 900 $(PY) -m pytest tests/test_axe.py -v -rs
+
 # nbgrader 0.9.6 and what it needs beyond requirements.txt, pinned; the helpers package so the lessons run.
-$(NBG_STAMP): requirements.txt requirements-nbgrader.txt pyproject.toml tools/check_python.py
+$(NBG_STAMP): requirements.txt requirements-nbgrader.txt pyproject.toml tools/check_python.py \
+		tools/ipython_kernel_config.py
 	@$(PYTHON) tools/check_python.py
 	@test -x $(NBG_PY) || $(PYTHON) -m venv $(NBG_VENV)
 	$(NBG_PY) -m pip install --quiet --disable-pip-version-check -r requirements.txt -r requirements-nbgrader.txt
 	$(NBG_PY) -m pip install --quiet --disable-pip-version-check --no-deps -e .
+	@mkdir -p $(NBG_VENV)/etc/ipython && cp tools/ipython_kernel_config.py $(NBG_VENV)/etc/ipython/
 	@touch $(NBG_STAMP)
 
 test-nbgrader: $(NBG_STAMP)
@@ -129,4 +153,4 @@ lock-nbgrader:
 	  | grep -v -i -E '^(pip|wheel)=='; } > requirements-nbgrader.txt
 
 clean:
-	rm -rf $(VENV) $(NBG_VENV) build site screenshots
+	rm -rf $(VENV) $(NBG_VENV) build site site-learner screenshots

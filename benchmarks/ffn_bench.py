@@ -1,5 +1,8 @@
 """How close helpers.ffn comes to its bare matmuls, in time and in peak memory, at GPT-2 small size.
 
+Forward passes (ffn, swiglu_ffn) and backward passes (ffn_backward, swiglu_backward), each against the matrix
+products it cannot avoid.
+
     make bench                                    # or: .venv/bin/python benchmarks/ffn_bench.py
     .venv/bin/python benchmarks/ffn_bench.py --quick   # a smoke run: 3 rounds, noisy ratios
 
@@ -19,6 +22,14 @@ silu(x W_gate) * (x W_up) are one (T, d_ff) array, and its two projections need 
 since the value path can be formed a block of hidden units at a time and multiplied straight in. (Its three
 bare matmuls, holding x W_gate and x W_up whole, need about 1.8 times that; printed for comparison.)
 OpenBLAS's own work buffers are not NumPy arrays and are not traced, on either side of a ratio.
+
+Backward passes: ffn_backward is given x, the weights and dy (not the forward pass's hidden arrays), so its
+baseline is five bare matmuls: x W1 again for the pre-activation, then dW2 = h^T dy, dh = dy W2^T, dW1 = x^T dz
+and dx = dz W1^T. Its memory is divided by what the gradients themselves take plus two hidden-sized (T, d_ff)
+arrays (z and h, or z and dh); the five bare matmuls hold exactly that. swiglu_backward's baseline is its eight
+matmuls (x W_gate, x W_up, dW_down, da, dW_up, dW_gate and the two halves of dx, added), and its memory is divided
+by the same kind of minimum: its gradients plus two (T, d_ff) arrays. (Its eight bare matmuls, holding g, u and
+da whole, take one more; printed for comparison.)
 
 Prints PASS or FAIL per goal and exits with status 1 if any goal is missed. Not part of `make test`.
 """
@@ -54,7 +65,7 @@ def make_inputs(rng):
                 W1=normal(D, D_FF, scale=0.02), b1=normal(D_FF, scale=0.02),
                 W2=normal(D_FF, D, scale=0.02), b2=normal(D, scale=0.02),
                 W_gate=normal(D, D_FF, scale=0.02), W_up=normal(D, D_FF, scale=0.02),
-                W_down=normal(D_FF, D, scale=0.02))
+                W_down=normal(D_FF, D, scale=0.02), dy=normal(T, D))
 
 
 def bare_two(p):
@@ -68,6 +79,28 @@ def bare_three(p):
     return g @ p["W_down"]        # (T, d)
 
 
+def bare_five(p):
+    z = p["x"] @ p["W1"]          # (T, d_ff)  the pre-activation again
+    dW2 = z.T @ p["dy"]           # (d_ff, d)  stands for h^T dy
+    dz = p["dy"] @ p["W2"].T      # (T, d_ff)  stands for dh, and dz after the activation's slope
+    dW1 = p["x"].T @ dz           # (d, d_ff)
+    dx = dz @ p["W1"].T           # (T, d)
+    return dx, dW1, dW2
+
+
+def bare_eight(p):
+    g = p["x"] @ p["W_gate"]      # (T, d_ff)  gate path again
+    u = p["x"] @ p["W_up"]        # (T, d_ff)  value path again
+    dW_down = g.T @ p["dy"]       # (d_ff, d)  stands for a^T dy
+    da = p["dy"] @ p["W_down"].T  # (T, d_ff)  stands for da, du and dg
+    dW_up = p["x"].T @ da         # (d, d_ff)
+    dW_gate = p["x"].T @ da       # (d, d_ff)
+    dx = da @ p["W_up"].T         # (T, d)
+    dx += da @ p["W_gate"].T      # (T, d)     both paths reach x
+    del u
+    return dx, dW_gate, dW_up, dW_down
+
+
 def ffn_with(activation):
     return lambda p: lib.ffn(p["x"], p["W1"], p["b1"], p["W2"], p["b2"], activation=activation)
 
@@ -76,33 +109,80 @@ def swiglu(p):
     return lib.swiglu_ffn(p["x"], p["W_gate"], p["W_up"], p["W_down"])
 
 
-# name: (function, its baseline, time goal, memory goal)
+def backward_with(activation):
+    return lambda p: lib.ffn_backward(p["x"], p["W1"], p["b1"], p["W2"], p["b2"], p["dy"], activation=activation)
+
+
+def swiglu_back(p):
+    return lib.swiglu_backward(p["x"], p["W_gate"], p["W_up"], p["W_down"], p["dy"])
+
+
+# name: (function, its baseline, time goal, memory goal). ffn_backward's relu goals are issue 14's; the others
+# are set like the forward pass's: an activation's slope may cost what the activation costs.
 CASES = {
     "ffn, relu": (ffn_with(lib.relu), "2 bare matmuls", 1.10, 1.25),
     "ffn, gelu": (ffn_with(lib.gelu), "2 bare matmuls", 1.50, 2.00),
     "ffn, gelu_tanh": (ffn_with(lib.gelu_tanh), "2 bare matmuls", 1.50, 2.00),
     "swiglu_ffn": (swiglu, "3 bare matmuls", 1.30, 1.50),
+    "ffn_backward, relu": (backward_with(lib.relu), "5 bare matmuls", 1.15, 1.25),
+    "ffn_backward, gelu": (backward_with(lib.gelu), "5 bare matmuls", 1.50, 1.25),
+    "ffn_backward, gelu_tanh": (backward_with(lib.gelu_tanh), "5 bare matmuls", 1.50, 1.25),
+    "swiglu_backward": (swiglu_back, "8 bare matmuls", 1.30, 1.50),
 }
-BASELINES = {"2 bare matmuls": bare_two, "3 bare matmuls": bare_three}
+BASELINES = {"2 bare matmuls": bare_two, "3 bare matmuls": bare_three,
+             "5 bare matmuls": bare_five, "8 bare matmuls": bare_eight}
+ITEM = np.dtype(DTYPE).itemsize
+# The least each kind of call must hold at once, in bytes (see the docstring), by baseline.
+FORWARD_MINIMUM = (T * D_FF + T * D) * ITEM                              # hidden + output
+MINIMUM = {
+    "2 bare matmuls": FORWARD_MINIMUM,
+    "3 bare matmuls": FORWARD_MINIMUM,
+    "5 bare matmuls": (T * D + 2 * D * D_FF + D_FF + D + 2 * T * D_FF) * ITEM,   # dx dW1 db1 dW2 db2 + 2 hidden
+    "8 bare matmuls": (T * D + 3 * D * D_FF + 2 * T * D_FF) * ITEM,              # dx dW_gate dW_up dW_down + 2
+}
 
 
 def check_outputs(p):
     """The functions timed must be right: compare with the formulas written out (float64)."""
-    x, W1, b1, W2, b2, W_gate, W_up, W_down = (p[k].astype(np.float64) for k in
-                                               ("x", "W1", "b1", "W2", "b2", "W_gate", "W_up", "W_down"))
+    x, W1, b1, W2, b2, W_gate, W_up, W_down, dy = (
+        p[k].astype(np.float64) for k in ("x", "W1", "b1", "W2", "b2", "W_gate", "W_up", "W_down", "dy"))
     z = x @ W1 + b1
     g = x @ W_gate
+    u = x @ W_up
+    k = np.sqrt(2 / np.pi)
+    t = np.tanh(k * (z + 0.044715 * z ** 3))
+    gelu_tanh = 0.5 * z * (1 + t)
+    slopes = {"relu": (z > 0) * 1.0,
+              "gelu": special.ndtr(z) + z * np.exp(-z * z / 2) / np.sqrt(2 * np.pi),
+              "gelu_tanh": 0.5 * (1 + t) + 0.5 * z * (1 - t * t) * k * (1 + 3 * 0.044715 * z * z)}
+    hidden = {"relu": np.maximum(z, 0), "gelu": z * special.ndtr(z), "gelu_tanh": gelu_tanh}
+
+    def backward(act):
+        dz = (dy @ W2.T) * slopes[act]
+        return (dz @ W1.T, x.T @ dz, dz.sum(0), hidden[act].T @ dy, dy.sum(0))
+
+    sig = special.expit(g)
+    da = dy @ W_down.T
+    du = da * g * sig
+    dg = da * u * sig * (1 + g * (1 - sig))
     expected = {
-        "ffn, relu": np.maximum(z, 0) @ W2 + b2,
-        "ffn, gelu": (z * special.ndtr(z)) @ W2 + b2,
-        "ffn, gelu_tanh": (0.5 * z * (1 + np.tanh(np.sqrt(2 / np.pi) * (z + 0.044715 * z ** 3)))) @ W2 + b2,
-        "swiglu_ffn": (g * special.expit(g) * (x @ W_up)) @ W_down,
+        "ffn, relu": (hidden["relu"] @ W2 + b2,),
+        "ffn, gelu": (hidden["gelu"] @ W2 + b2,),
+        "ffn, gelu_tanh": (gelu_tanh @ W2 + b2,),
+        "swiglu_ffn": ((g * sig * u) @ W_down,),
+        "ffn_backward, relu": backward("relu"),
+        "ffn_backward, gelu": backward("gelu"),
+        "ffn_backward, gelu_tanh": backward("gelu_tanh"),
+        "swiglu_backward": (du @ W_up.T + dg @ W_gate.T, x.T @ dg, x.T @ du, (g * sig * u).T @ dy),
     }
     for name, (fn, *_) in CASES.items():
         got = fn(p)
-        scale = np.abs(expected[name]).max()
-        if got.dtype != DTYPE or got.shape != (T, D) or np.abs(got - expected[name]).max() > 1e-4 * scale:
-            sys.exit(f"{name} gives a wrong result (dtype {got.dtype}, shape {got.shape}): not timing it")
+        got = got if isinstance(got, tuple) else (got,)
+        for value, exact in zip(got, expected[name], strict=True):
+            scale = np.abs(exact).max()
+            if (value.dtype != DTYPE or value.shape != exact.shape
+                    or np.abs(value - exact).max() > 1e-4 * scale):
+                sys.exit(f"{name} gives a wrong result (dtype {value.dtype}, shape {value.shape}): not timing it")
 
 
 def time_rounds(p, rounds, rng, budget):
@@ -199,10 +279,6 @@ def main(argv=None):
     timing, rounds = time_rounds(p, rounds, np.random.default_rng(1), args.budget)
     load_after = os.getloadavg()[0]
     peaks = peak_memory(p)
-    # The least an FFN that materialises its hidden layer must hold: hidden (T, d_ff) + output (T, d). The
-    # same for SwiGLU: its hidden layer silu(x W_gate) * (x W_up) is one (T, d_ff) array, and x W_up can be
-    # made a block at a time and multiplied straight in, so it need not exist whole beside x W_gate.
-    minimum = (T * D_FF + T * D) * np.dtype(DTYPE).itemsize
 
     failed = []
 
@@ -216,14 +292,17 @@ def main(argv=None):
           f"load average {load_before:.1f} before, {load_after:.1f} after")
     for name, (_, baseline, time_goal, _) in CASES.items():
         median, q1, q3 = timing[name]
-        print(f"  {name:15s} / {baseline:15s} {median:5.2f}  [{q1:.2f}, {q3:.2f}]  "
+        print(f"  {name:23s} / {baseline:15s} {median:5.2f}  [{q1:.2f}, {q3:.2f}]  "
               + verdict(name, "time", median, time_goal))
 
-    print(f"\npeak memory during one call / minimum (hidden (T, d_ff) + output (T, d) = {minimum / MIB:.1f} MiB)")
+    print("\npeak memory during one call / the least that kind of call must hold")
+    print(f"  forward: hidden (T, d_ff) + output (T, d) = {FORWARD_MINIMUM / MIB:.1f} MiB; backward: gradients "
+          f"+ two (T, d_ff) = {MINIMUM['5 bare matmuls'] / MIB:.1f} MiB (ffn), "
+          f"{MINIMUM['8 bare matmuls'] / MIB:.1f} MiB (SwiGLU)")
     for name in BASELINES:
-        print(f"  {name:33s} {peaks[name] / minimum:5.2f}  (for comparison)")
-    for name, (_, _, _, memory_goal) in CASES.items():
-        ratio = peaks[name] / minimum
+        print(f"  {name:33s} {peaks[name] / MINIMUM[name]:5.2f}  (for comparison)")
+    for name, (_, baseline, _, memory_goal) in CASES.items():
+        ratio = peaks[name] / MINIMUM[baseline]
         print(f"  {name:33s} {ratio:5.2f}  " + verdict(name, "memory", ratio, memory_goal))
 
     if failed:

@@ -3,7 +3,8 @@
 Each module holds one concern and imports nothing at import time beyond NumPy, SciPy and Matplotlib.
 
 References (row-vector convention, x @ W, unless the module says otherwise):
-    helpers.ffn            the NumPy FFN, activations (ReLU, GELU, GELU-tanh, SiLU), SwiGLU, mixture of experts
+    helpers.ffn            the NumPy FFN, activations (ReLU, GELU, GELU-tanh, SiLU), SwiGLU, mixture of experts,
+                           and the backward passes (ffn_backward, swiglu_backward) with the activations' slopes
                            (its speed machinery: helpers._blocks, and helpers._gelu32 for float32 GELU)
     helpers.flat           pure-Python matrices as flat row-major lists, and the FFN built from them (lesson 02)
     helpers.chunking       the FFN over a long sequence a chunk of tokens at a time (lesson 03)
@@ -14,6 +15,7 @@ References (row-vector convention, x @ W, unless the module says otherwise):
     helpers.kv_memory      the FFN as a sum over units, and a tiny memory of facts (lesson 06)
     helpers.moe            routing tokens to experts and counting the load (lesson 07)
     helpers.block          a minimal layer norm, the residual wrapper and a toy attention step (lesson 07)
+    helpers.gradcheck      gradients by central differences, and a check of a backward pass against them (lesson 08)
 Sizes and counts:
     helpers.models         published sizes of the models the course counts, one commented place
     helpers.params         parameter counts of an FFN, attention and SwiGLU
@@ -22,8 +24,8 @@ Sizes and counts:
 Figures:
     helpers.plotting       the input / pre-activation / hidden / output strips (lesson 01)
     helpers.explorer       the interactive 4 -> 8 -> 4 explorer (ipywidgets), with a still picture fallback
-    helpers.plot_flat, plot_cost, plot_activations, plot_regions, plot_memory, plot_moe, plot_block
-                           each lesson's figures (02, 03, 04, 05, 06, 07, 07)
+    helpers.plot_flat, plot_cost, plot_activations, plot_regions, plot_memory, plot_moe, plot_block,
+    plot_backward          each lesson's figures (02, 03, 04, 05, 06, 07, 07, 08)
 Figures:  (continued)
     helpers.figures        show(fig, alt=...): a figure with its takeaway as alt text, in JupyterLab and on the site
 Graders, quizzes and progress:

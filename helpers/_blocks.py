@@ -3,7 +3,8 @@
 NumPy's matrix products use every core but its element-wise functions use one. An activation applied to the
 (n, d_ff) hidden array is therefore cut into blocks of BLOCK elements, which a few threads take in turn (NumPy
 and SciPy release the GIL inside their loops). Each block's temporaries are small enough to stay in cache, so no
-second (n, d_ff) array is ever made. Small arrays are done in one go, on one thread.
+second (n, d_ff) array is ever made. Small arrays are done in one go, on one thread. The backward pass uses the
+same blocks for dz = dh * act'(z) (blockwise), so act'(z) is never a whole (n, d_ff) array either.
 """
 from __future__ import annotations
 
@@ -34,8 +35,21 @@ def elementwise(formula, z, out):
     if not (z.shape == out.shape and z.flags.c_contiguous and out.flags.c_contiguous):
         formula(z, out)                         # strided or broadcast: one go, one temporary of z's size
         return out
-    z_flat, out_flat = z.reshape(-1), out.reshape(-1)   # views, thanks to contiguity
-    blocks = iter(range(0, z_flat.size, BLOCK))        # block starts, taken in turn by whichever thread
+    blockwise(formula, z, out)
+    return out[()] if scalar else out
+
+
+def blockwise(formula, *arrays):
+    """formula(*blocks) on matching flat blocks of arrays of one shape, all C-contiguous, blocks shared by threads.
+
+    formula gets the same BLOCK elements of every array (flat views) and may write into any of them: an
+    element-wise formula such as an activation (z, out) or an update in place such as dh *= act'(z) for the
+    backward pass (z, dh). Each block must depend on its own elements alone, so that the result is the same for
+    any block size or thread count.
+    """
+    flats = [a.reshape(-1) for a in arrays]            # views, thanks to contiguity
+    size = flats[0].size
+    blocks = iter(range(0, size, BLOCK))               # block starts, taken in turn by whichever thread
     lock = threading.Lock()                             # is free, so a thread slowed down by another
                                                         # program simply does fewer blocks
     def work():
@@ -44,16 +58,15 @@ def elementwise(formula, z, out):
                 start = next(blocks, None)
             if start is None:
                 return
-            formula(z_flat[start:start + BLOCK], out_flat[start:start + BLOCK])
+            formula(*(flat[start:start + BLOCK] for flat in flats))
 
-    n_helpers = min(n_threads(), -(-z_flat.size // BLOCK)) - 1      # this thread works as well
+    n_helpers = min(n_threads(), -(-size // BLOCK)) - 1      # this thread works as well
     helpers = [_pool().submit(work) for _ in range(n_helpers)]
     try:
         work()
     finally:
         for helper in helpers:
             helper.result()                             # wait for it, and re-raise its error if any
-    return out[()] if scalar else out
 
 
 def _same_view(a, b):

@@ -6,7 +6,21 @@
 Four sliders set the input x, a menu picks a preset token and another the activation (ReLU, GELU, SiLU).
 Every change recomputes z = x @ W1 + b1, h = act(z) and y = h @ W2 + b2 with the weights in helpers.toy and
 redraws helpers.plotting.draw_ffn_strips: hidden units set to exactly zero are hatched, and a line above
-the picture counts them.
+the picture counts them in words ("ReLU zeroes three of eight hidden units (units 2, 6, 7).").
+
+Keyboard (tests/test_browser.py drives it in JupyterLab): every control takes focus with Tab. A focused
+slider moves one step with Left / Right, five with Page Up / Page Down, and to its ends with Home / End; the
+activation buttons press with Enter or Space; the preset menu opens with Alt+Down, then Up / Down and Enter
+choose. Each change redraws the picture and the summary line. In JupyterLab's command mode the notebook keeps
+Up / Down and letter keys for itself even when a slider or the menu has focus (Up moves to the cell above,
+"a" inserts a cell): hence Left / Right and Alt+Down.
+
+Screen readers: the menu is labelled "preset" and the buttons name their activation; the picture is an <img>
+whose alt text describes the state and repeats the summary line. What ipywidgets 8.1 does not allow from
+Python: the slider handles carry no accessible name (the x[i] label is not tied to them), the activation
+buttons do not expose which one is pressed (the summary line names the activation), the Image widget has no
+alt attribute and breaks if given a tooltip (so the picture is an HTML widget), and no widget can be an
+aria-live region, so a change is not announced by itself: read the summary line after a change.
 
 Where no kernel runs (nbval, exported HTML, a notebook opened but not yet run) the explorer's output falls
 back to a static picture of the state it was displayed in: its display bundle carries an image/png next to
@@ -14,6 +28,8 @@ the widget view, and a text/plain line that does not change from run to run.
 """
 from __future__ import annotations
 
+import base64
+import html
 import io
 
 import ipywidgets as widgets
@@ -34,6 +50,9 @@ PRESETS = {                                    # name -> input x (4,)
     "+1 -1 +1 -1": np.array([1.0, -1.0, 1.0, -1.0]),
 }
 CUSTOM = "(your own input)"
+NUMBER_WORDS = ("none", "one", "two", "three", "four", "five", "six", "seven", "eight")
+ACTIVATION_NAMES = {"ReLU": "rectified linear unit", "GELU": "Gaussian error linear unit",
+                    "SiLU": "sigmoid linear unit"}
 SLIDER_RANGE = (-2.0, 2.0, 0.1)                # min, max, step of each input slider
 DPI = 80                                       # the picture inside the widget
 
@@ -52,17 +71,32 @@ def zeroed_units(h) -> list[int]:
     return np.flatnonzero(np.asarray(h) == 0).tolist()
 
 
+def in_words(n: int) -> str:
+    """A count as a word ("none", "one", ... "eight"), digits above eight."""
+    return NUMBER_WORDS[n] if 0 <= n < len(NUMBER_WORDS) else str(n)
+
+
 def describe(x, activation: str = "ReLU") -> str:
-    """One line on what the activation did to the hidden units for input x."""
+    """One line on what the activation did to the hidden units for input x, with the counts in words."""
     z, h, _ = forward(x, activation)
     zeroed, negative = zeroed_units(h), int((z < 0).sum())
-    line = f"{activation} zeroes {len(zeroed)} of {len(h)} hidden units"
+    line = f"{activation} zeroes {in_words(len(zeroed))} of {in_words(len(h))} hidden units"
     if zeroed:
         line += f" (unit{'s' if len(zeroed) > 1 else ''} {', '.join(map(str, zeroed))})"
     if activation != "ReLU" and negative:
-        line += (f"; {negative} negative pre-activation{'s' if negative > 1 else ''} pass as small negatives "
+        passes = "passes as a small negative" if negative == 1 else "pass as small negatives"
+        line += (f"; {in_words(negative)} negative pre-activation{'s' if negative > 1 else ''} {passes} "
                  f"(smallest h = {h.min():+.2f})")
     return line + "."
+
+
+def alt_text(x, activation: str = "ReLU") -> str:
+    """A text alternative for the picture of input x: what it shows, and the summary line."""
+    name = preset_name(x)
+    label = f'the "{name}" input' if name != CUSTOM else "your input"
+    values = ", ".join(f"{float(v):+.1f}" for v in np.asarray(x, dtype=float))
+    return (f"Four strips, input x, pre-activation z, hidden h and output y, for {label} [{values}] through "
+            f"{activation}: {describe(x, activation)}")
 
 
 def preset_name(x) -> str:
@@ -112,16 +146,18 @@ class FFNExplorer(widgets.VBox):
         self.preset = widgets.Dropdown(options=[*PRESETS, CUSTOM], value=preset, description="preset",
                                        style={"description_width": "70px"}, layout={"width": "330px"})
         self.activation = widgets.ToggleButtons(options=list(ACTIVATIONS), value=activation,
-                                                style={"button_width": "64px"})
+                                                description="activation",
+                                                tooltips=[ACTIVATION_NAMES[a] for a in ACTIVATIONS],
+                                                style={"button_width": "64px", "description_width": "74px"})
         self.summary = widgets.HTML()
-        self.image = widgets.Image(format="png")
+        self.image = widgets.HTML()                 # an <img> with alt text (see the module's docstring)
+        self.picture = b""                          # the PNG on show
         self._applying_preset = False
         for slider in self.sliders:
             slider.observe(self._on_slider, names="value")
         self.preset.observe(self._on_preset, names="value")
         self.activation.observe(lambda change: self.redraw(), names="value")
-        activation_row = widgets.HBox([widgets.Label("activation", layout={"width": "74px"}), self.activation])
-        controls = widgets.HBox([widgets.VBox(self.sliders), widgets.VBox([self.preset, activation_row])])
+        controls = widgets.HBox([widgets.VBox(self.sliders), widgets.VBox([self.preset, self.activation])])
         super().__init__([controls, self.summary, self.image])
         self.add_class("ffn-explorer")
         self.redraw()
@@ -136,7 +172,10 @@ class FFNExplorer(widgets.VBox):
         return len(zeroed_units(forward(self.x, self.activation.value)[1]))
 
     def redraw(self) -> None:
-        self.image.value = png(self.x, self.activation.value)
+        self.picture = png(self.x, self.activation.value)
+        alt = html.escape(alt_text(self.x, self.activation.value), quote=True)
+        self.image.value = (f'<img src="data:image/png;base64,{base64.b64encode(self.picture).decode()}" '
+                            f'alt="{alt}">')
         self.summary.value = f"<b>{describe(self.x, self.activation.value)}</b>"
 
     def _on_slider(self, change) -> None:
@@ -166,11 +205,12 @@ class FFNExplorer(widgets.VBox):
                 f"{self.zeroed()} of 8 hidden units zeroed")
 
     def _repr_mimebundle_(self, **kwargs):
-        # The widget view for a live kernel, plus a static picture where widgets cannot render.
+        # The widget view for a live kernel, plus a static picture where widgets cannot render, with its text
+        # alternative in the picture's metadata (make html writes it as the <img>'s alt).
         bundle = super()._repr_mimebundle_(**kwargs) or {}
         bundle["image/png"] = png(self.x, self.activation.value, dpi=100)
         bundle["text/plain"] = repr(self)
-        return bundle
+        return bundle, {"image/png": {"alt": alt_text(self.x, self.activation.value)}}
 
 
 def explore(preset: str = TOKEN, activation: str = "ReLU") -> FFNExplorer:

@@ -16,6 +16,12 @@ from helpers.ffn import relu
 THETA = 0.5  # a stored unit fires only for queries whose cosine with its key exceeds THETA
 
 
+def _theta(theta: float | None) -> float:
+    """theta, or the module's THETA read now (not when the function was defined), so that a change to
+    kv_memory.THETA reaches every memory built afterwards."""
+    return THETA if theta is None else theta
+
+
 # --------------------------------------------------------------------------------------------------------
 # The layer as a sum over units
 # --------------------------------------------------------------------------------------------------------
@@ -55,13 +61,14 @@ def unit_vectors(n: int, d: int, rng: np.random.Generator) -> np.ndarray:
     return v / np.linalg.norm(v, axis=1, keepdims=True)
 
 
-def build_memory(keys: np.ndarray, values: np.ndarray, theta: float = THETA):
+def build_memory(keys: np.ndarray, values: np.ndarray, theta: float | None = None):
     """W1 (d, n), b1 (n,), W2 (n, d) storing fact k on unit k.
 
     Unit k's key is keys[k] scaled by 1 / (1 - theta) with bias -theta / (1 - theta), so for a unit-length
     query q its activation is relu(cos(q, key_k) - theta) / (1 - theta): exactly 1 on its own key and 0 for
-    any query whose cosine with key_k is at most theta. Its value is values[k].
+    any query whose cosine with key_k is at most theta (THETA unless given). Its value is values[k].
     """
+    theta = _theta(theta)
     n = len(keys)
     W1 = keys.T / (1 - theta)                     # (d, n)  column k: key k, scaled
     b1 = np.full(n, -theta / (1 - theta))         # (n,)    the threshold
@@ -70,20 +77,22 @@ def build_memory(keys: np.ndarray, values: np.ndarray, theta: float = THETA):
 
 
 def store_fact(W1: np.ndarray, b1: np.ndarray, W2: np.ndarray, key: np.ndarray, value: np.ndarray,
-               theta: float = THETA):
+               theta: float | None = None):
     """New (W1, b1, W2) with one more unit, built as in build_memory, that stores key -> value."""
+    theta = _theta(theta)
     w = key / (1 - theta)                                   # (d,)
     return (np.column_stack([W1, w]),                       # (d, n + 1)
             np.append(b1, -theta / (1 - theta)),            # (n + 1,)
             np.vstack([W2, value]))                         # (n + 1, d)
 
 
-def share_unit(keys: np.ndarray, values: np.ndarray, a: int, b: int, theta: float = THETA):
+def share_unit(keys: np.ndarray, values: np.ndarray, a: int, b: int, theta: float | None = None):
     """A memory like build_memory's in which facts a and b share one unit (there is no unit of b's own).
 
     The shared unit's key is the normalised sum of the two keys and its value is the sum of the two values.
     Returns W1 (d, n - 1), b1 (n - 1,), W2 (n - 1, d) and the list of facts each unit stores.
     """
+    theta = _theta(theta)
     W1, b1, W2 = build_memory(keys, values, theta)
     both = keys[a] + keys[b]
     W1[:, a] = both / np.linalg.norm(both) / (1 - theta)

@@ -1,7 +1,7 @@
 """Figures for lesson 04: activations and their slopes, the two GELUs, hidden values, and SwiGLU's gate.
 
 Each function takes the numbers to draw (the notebook computes them) and returns the figure; the notebook
-ends its cell with plt.show().
+shows it with helpers.figures.show(fig, alt=...).
 """
 from __future__ import annotations
 
@@ -31,7 +31,7 @@ def plot_activations(z: np.ndarray, values: Mapping[str, np.ndarray], slopes: Ma
         left.plot(z, v, lw=2, label=name, **_style(name))
     for name, s in slopes.items():
         right.plot(z, s, lw=2, label=name, **_style(name))
-    for ax, what in ((left, "activation σ(z)"), (right, "slope dσ/dz")):
+    for ax, what in ((left, "activation act(z)"), (right, "slope act'(z)")):
         ax.axhline(0, color="0.7", lw=0.8)
         ax.axvline(0, color="0.7", lw=0.8)
         ax.set_xlabel("pre-activation z")
@@ -55,8 +55,8 @@ def plot_gelu_gap(z: np.ndarray, exact: np.ndarray, approx: np.ndarray):
     left.set_title("The two GELUs: indistinguishable at this scale")
     left.set_ylabel("activation")
     left.legend()
-    right.plot(z, gap, lw=2, color="tab:red")
-    right.plot(peaks, [gap[k], gap[k]], "o", color="tab:red")
+    right.plot(z, gap, lw=2, color="tab:red", label="tanh form minus exact")
+    right.plot(peaks, [gap[k], gap[k]], "o", color="tab:red", label="largest gap")
     label = right.text(0.5, 0.68, f"largest gap\n{gap[k]:.2e}\nat z = ±{abs(z[k]):.2f}", transform=right.transAxes,
                        ha="center", va="center")
     for z_peak, side in zip(peaks, (0.0, 1.0)):  # an arrow from each side of the label to the peak on that side
@@ -65,6 +65,8 @@ def plot_gelu_gap(z: np.ndarray, exact: np.ndarray, approx: np.ndarray):
     right.axhline(0, color="0.7", lw=0.8)
     right.set_title("tanh approximation minus exact")
     right.set_ylabel("difference")
+    right.set_ylim(2.2 * min(gap.min(), 0.0), 1.15 * gap.max())   # room below the curve for the legend
+    right.legend(loc="lower center", fontsize=8, ncols=2)
     for ax in (left, right):
         ax.set_xlabel("pre-activation z")
     fig.tight_layout()
@@ -76,8 +78,9 @@ def plot_hidden_histograms(hidden: Mapping[str, np.ndarray], bins: np.ndarray):
     fig, axes = plt.subplots(1, len(hidden), figsize=(4 * len(hidden), 3.4), sharey=True)
     for ax, (name, h) in zip(np.atleast_1d(axes), hidden.items()):
         h = np.ravel(h)
-        ax.hist(h, bins=bins, weights=np.full(h.size, 100 / h.size), color=_style(name).get("color"))
+        ax.hist(h, bins=bins, weights=np.full(h.size, 100 / h.size), color=_style(name).get("color"), label=name)
         ax.set_title(f"{name}: {100 * np.mean(h == 0):.1f}% exactly 0")
+        ax.legend(loc="upper right")
         ax.set_xlabel("hidden value h")
     np.atleast_1d(axes)[0].set_ylabel("% of hidden values")
     fig.suptitle("Hidden values for the same random pre-activations")
@@ -93,7 +96,9 @@ def plot_gate_map(silu: Callable[[np.ndarray], np.ndarray], limit: float = 4.0, 
     top = float(np.abs(h).max())
     image = ax.pcolormesh(g, v, h, cmap="RdBu_r", vmin=-top, vmax=top, shading="auto")
     ax.contour(g, v, h, levels=[0.0], colors="0.3", linewidths=0.8)
-    fig.colorbar(image, ax=ax, label="hidden value silu(g) · v")
+    ax.plot([], [], color="0.3", lw=0.8, label="hidden value exactly 0")   # the contour's legend entry
+    ax.legend(loc="lower right", fontsize=8, framealpha=0.9)
+    fig.colorbar(image, ax=ax, label="hidden value silu(g) · v (red > 0, blue < 0)")
     ax.set_xlabel("gate pre-activation g = (x W_gate)_k")
     ax.set_ylabel("value pre-activation v = (x W_up)_k")
     ax.set_title("One SwiGLU unit: the gate decides how much of v gets through")

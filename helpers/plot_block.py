@@ -11,9 +11,10 @@ def plot_residual_updates(updates: dict[str, np.ndarray], bins: int = 40):
     limit = max(float(np.abs(u).max()) for u in updates.values())
     edges = np.linspace(-limit, limit, bins + 1)
     for ax, (title, update) in zip(axes[0], updates.items()):
-        ax.hist(np.ravel(update), bins=edges, color="tab:blue")
-        ax.axvline(0.0, color="tab:red", linestyle="--")
+        ax.hist(np.ravel(update), bins=edges, color="tab:blue", label="coordinates of all tokens")
+        ax.axvline(0.0, color="black", linestyle="--", label="0: left of it, x goes down")
         ax.set_title(title)
+        ax.legend(loc="upper right", fontsize=9)
         ax.set_xlabel("update to one coordinate, FFN(LN(x))")
     axes[0, 0].set_ylabel("coordinates")
     fig.suptitle("What the block adds to x: left of the dashed line, a coordinate goes down")

@@ -24,7 +24,8 @@ def plot_speedup(widths: Sequence[int], t_python: Sequence[float], t_numpy: Sequ
 
 
 def plot_parameters(names: Sequence[str], attention: Sequence[int], ffn: Sequence[int]):
-    """Per-block parameters of attention's projections and the FFN: absolute (log scale) and as shares."""
+    """Per-block parameters of attention's projections and the FFN: absolute (log scale) and as shares of the
+    two (a block with one attention and one FFN, as in GPT-2; embeddings and cross-attention are not counted)."""
     fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4))
     where = np.arange(len(names))
     left.bar(where - 0.2, attention, 0.4, label="attention, 4 projections (4d²)")
@@ -39,12 +40,12 @@ def plot_parameters(names: Sequence[str], attention: Sequence[int], ffn: Sequenc
     right.bar(where, share, 0.5, bottom=1 - share, label="FFN")
     for i, s in enumerate(share):
         right.text(i, 1 - s / 2, f"{s:.1%}", ha="center", va="center", color="white", fontsize=10)
-    right.axhline(1 / 3, color="0.3", ls="--", lw=1)
+    right.axhline(1 / 3, color="0.3", ls="--", lw=1, label="FFN share of two thirds")
     right.set_xticks(where, names)
-    right.set_ylim(0, 1.15)
-    right.set_ylabel("share of the two parts' parameters")
-    right.set_title("The FFN's share is two thirds at every size")
-    right.legend(loc="upper center", ncol=2, fontsize=8)
+    right.set_ylim(0, 1.22)
+    right.set_ylabel("share of one attention + one FFN")
+    right.set_title("In a block with one attention and one FFN,\nthe FFN holds two thirds at every size")
+    right.legend(loc="upper center", ncol=3, fontsize=8)
     fig.tight_layout()
     return fig
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import matplotlib.pyplot as plt
 import numpy as np
-from matplotlib.patches import Rectangle
+from matplotlib.patches import Patch, Rectangle
 
 _ROW_COLOURS = plt.get_cmap("tab10").colors
 
@@ -47,20 +47,28 @@ def draw_row_major(n_rows: int, n_cols: int, ax=None):
     ax.set_xlabel(f"position in the flat list: element (i, j) sits at i·{n_cols} + j")
     ax.set_ylabel("matrix (top), list (bottom)")
     ax.set_title(f"Row-major storage: the rows of a {n_rows} x {n_cols} matrix laid end to end")
+    ax.legend(handles=[Patch(facecolor=_ROW_COLOURS[i % len(_ROW_COLOURS)], edgecolor="0.25", label=f"row {i}")
+                       for i in range(n_rows)], loc="upper left", fontsize=9, title="colour", title_fontsize=9)
     for side in ("top", "right", "bottom", "left"):
         ax.spines[side].set_visible(False)
     return ax
 
 
 def draw_update_histograms(updates: dict[str, list[float]], title: str, ax=None):
-    """Histograms of the numbers an FFN adds to x (one per coordinate and token), one per FFN, with 0 marked."""
+    """Histograms of the numbers an FFN adds to x (one per coordinate and token), one per FFN (the first filled,
+    the second outlined), with 0 marked."""
     if ax is None:
         _, ax = plt.subplots(figsize=(8, 3.8))
     values = np.concatenate([np.asarray(v, dtype=float) for v in updates.values()])
-    bins = np.linspace(values.min(), values.max(), 41)
-    for (label, update), colour in zip(updates.items(), ("tab:blue", "tab:red")):
-        ax.hist(update, bins=bins, alpha=0.55, color=colour, label=label)
-    ax.axvline(0.0, color="black", lw=1.2, ls="--")
+    width = (values.max() - values.min()) / 40 or 1.0
+    bins = width * np.arange(np.floor(values.min() / width), np.ceil(values.max() / width) + 1)  # 0 is an edge
+    # The first histogram filled, the second an outline drawn over it: no blended colour where they overlap,
+    # and the two differ in fill and line style as well as in colour.
+    styles = ({"histtype": "stepfilled", "color": "tab:blue", "alpha": 0.5},
+              {"histtype": "step", "color": "tab:red", "linewidth": 2.0, "linestyle": "--"})
+    for (label, update), style in zip(updates.items(), styles):
+        ax.hist(update, bins=bins, label=label, **style)
+    ax.axvline(0.0, color="black", lw=1.2, ls=":", label="0: no change to x")
     top = ax.get_ylim()[1]
     ax.text(-0.02 * (bins[-1] - bins[0]), top * 0.6, "left of 0, x + FFN(x) < x:\nthe coordinate goes down",
             fontsize=9, va="center", ha="right")

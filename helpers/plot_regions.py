@@ -6,6 +6,7 @@ from typing import Callable
 import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.colors import ListedColormap
+from matplotlib.patches import Patch
 
 _REGIONS = ListedColormap(["#c6dbef", "#fdd0a2"])   # predicted 0 (blue), predicted 1 (orange)
 
@@ -40,7 +41,12 @@ def plot_side_by_side(models: list[tuple[str, Callable[[np.ndarray], np.ndarray]
     fig, axes = plt.subplots(1, len(models), figsize=(4.4 * len(models), 4.6))
     for ax, (title, prob) in zip(np.atleast_1d(axes), models):
         plot_decision_regions(ax, prob, X, y, title)
-    np.atleast_1d(axes)[0].legend(loc="upper left", fontsize=8, framealpha=0.9)
+    first = np.atleast_1d(axes)[0]
+    handles, _ = first.get_legend_handles_labels()
+    handles += [Patch(color=_REGIONS.colors[1], label="predicted label 1"),
+                Patch(color=_REGIONS.colors[0], label="predicted label 0"),
+                plt.Line2D([], [], color="0.35", lw=0.7, label="probability of label 1")]
+    first.legend(handles=handles, loc="upper left", fontsize=8, framealpha=0.9)
     fig.suptitle(suptitle)
     fig.tight_layout()
     return fig

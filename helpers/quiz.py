@@ -114,8 +114,8 @@ class Choice:
         right = self.correct_letters()
         by_letter = dict(zip(LETTERS, self.options))
         if chosen == right:
-            lines = [f"Right. {by_letter[L].feedback}" if len(right) == 1 else f"{L}: right. {by_letter[L].feedback}"
-                     for L in right]
+            lines = [f"Right. {_unprefixed(by_letter[L].feedback)}" if len(right) == 1
+                     else f"{L}: right. {_unprefixed(by_letter[L].feedback)}" for L in right]
             return Feedback(True, "\n".join(lines))
         lines = [f"{L}: not quite. {by_letter[L].feedback}" for L in chosen if L not in right]
         kept = [L for L in chosen if L in right]
@@ -127,6 +127,12 @@ class Choice:
                              "also correct. Read the options again.")
         lines.append("Try again.")
         return Feedback(False, "\n".join(lines), f"chose {chosen}")
+
+
+def _unprefixed(feedback: str) -> str:
+    """An option's feedback without its own leading "Right." (the judge says it once)."""
+    rest = re.sub(r"^(right|correct|yes)\b[.:!,]?\s*", "", feedback, flags=re.IGNORECASE)
+    return rest or feedback        # not capitalised: it may start with a variable ("z = 2 ...")
 
 
 def plural_letters(n: int) -> str:
@@ -234,7 +240,8 @@ class Quiz:
     # ---- showing ---------------------------------------------------------------------------------------
     def intro(self) -> str:
         return (f"{self.title}: {len(self.questions)} questions on this lesson's key ideas. In JupyterLab "
-                "choose and press Check; in any kernel answer in code, for example quiz.answer(1, \"B\").")
+                "choose and press Check; in any kernel answer in code, for example quiz.answer(1, \"B\"), "
+                "quiz.answer(2, \"AC\") where several answers apply, or quiz.answer(3, 4096).")
 
     def text(self) -> str:
         """The questions as plain text, the same on every run."""

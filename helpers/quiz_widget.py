@@ -8,6 +8,11 @@ import ipywidgets as widgets
 from helpers.quiz import LETTERS, Choice, _inline_html
 
 
+def _plain(text: str) -> str:
+    """An option for a label that shows plain text only: `code` marks dropped."""
+    return text.replace("`", "")
+
+
 class QuestionWidget(widgets.VBox):
     """One question: the prompt, a way to answer, a Check button and the feedback underneath."""
 
@@ -17,10 +22,11 @@ class QuestionWidget(widgets.VBox):
         prompt = widgets.HTML(f"<p><strong>{number}.</strong> {_inline_html(question.prompt)} "
                               f"<em>{question.instruction()}</em></p>")
         if isinstance(question, Choice) and not question.several:
-            self.input = widgets.RadioButtons(options=[(f"{L}. {o.text}", L) for L, o in zip(LETTERS, question.options)],
+            self.input = widgets.RadioButtons(options=[(f"{L}. {_plain(o.text)}", L)
+                                                       for L, o in zip(LETTERS, question.options)],
                                               value=None, layout=widgets.Layout(width="auto"))
         elif isinstance(question, Choice):
-            self.input = widgets.VBox([widgets.Checkbox(value=False, description=f"{L}. {o.text}", indent=False,
+            self.input = widgets.VBox([widgets.Checkbox(value=False, description=f"{L}. {_plain(o.text)}", indent=False,
                                                         layout=widgets.Layout(width="auto"))
                                        for L, o in zip(LETTERS, question.options)])
         else:

@@ -3,7 +3,9 @@
 For each notebooks/*.ipynb (found when the test starts), in a copy so nothing tracked changes: open it in
 JupyterLab, click Run > Run All Cells, wait for the kernel to finish, save through File > Save, and assert on
 the saved file that every code cell ran and no cell produced an error. Where a notebook shows the explorer
-(helpers.explorer), the widget must render and react when a slider's value is typed in.
+(helpers.explorer), the widget must render and work from the keyboard alone (a slider with the arrow keys and
+Home, an activation button with Enter, the preset menu with Alt+ArrowDown, ArrowUp and Enter), redrawing its
+picture and a summary line that states the count in words.
 
 Headless Debian Chromium is driven by Playwright (the PyPI package, pinned in requirements-browser.txt) at
 /usr/bin/chromium, or wherever $CHROMIUM points; no browser is downloaded. Screenshots and the server's log
@@ -227,35 +229,74 @@ def save(page, path: Path, deadline: float) -> None:
 
 
 def zeroed_count(text: str) -> int:
-    match = re.search(r"zeroes (\d+) of \d+", text)
+    """The count in the explorer's summary line, which states it in words ("zeroes three of eight")."""
+    from helpers.explorer import NUMBER_WORDS
+    match = re.search(r"zeroes (\w+) of (\w+) hidden units", text)
     assert match, f"the explorer's summary line does not say how many units are zeroed: {text!r}"
-    return int(match.group(1))
+    assert match.group(1) in NUMBER_WORDS and match.group(2) == "eight", f"the count is not in words: {text!r}"
+    return NUMBER_WORDS.index(match.group(1))
+
+
+def wait_for_redraw(explorer, summary, before: tuple[str, str], what: str, text_changes: bool = True):
+    """Until the picture (and, if asked, the summary line) differ from `before`; return the new pair."""
+    deadline = time.monotonic() + WIDGET_TIMEOUT
+    while time.monotonic() < deadline:
+        now = summary.inner_text(), explorer.locator("img").get_attribute("src")
+        if now[1] != before[1] and (now[0] != before[0] or not text_changes):
+            return now
+        time.sleep(0.25)
+    raise AssertionError(f"the explorer did not redraw after {what}: summary {summary.inner_text()!r}")
 
 
 def exercise_explorer(page, stem: str) -> None:
-    """The widget rendered; typing a new value into a slider's readout redraws the picture and the count."""
+    """The widget rendered, and works from the keyboard alone: a focused slider moves with the arrow keys and
+    Home, an activation button presses with Enter, the preset menu opens with Alt+ArrowDown. Each change
+    redraws the picture, and the summary line (counts in words) matches helpers.explorer for the new state;
+    the picture's alt text carries the same line."""
+    from helpers.explorer import PRESETS, TOKEN, describe
     explorer = page.locator(f"{PANEL} {EXPLORER}").first
     explorer.locator("img").wait_for(state="visible", timeout=WIDGET_TIMEOUT * 1000)
     explorer.scroll_into_view_if_needed()
     summary = explorer.locator(".widget-html-content").first
-    before_text, before_src = summary.inner_text(), explorer.locator("img").get_attribute("src")
+    state = summary.inner_text(), explorer.locator("img").get_attribute("src")
+    x = [float(v) for v in PRESETS[TOKEN]]
+    assert state[0] == describe(x, "ReLU"), state[0]
+    assert explorer.locator("img").get_attribute("alt").endswith(state[0])
     explorer.screenshot(path=str(SHOTS / f"{stem}-explorer-before.png"))
-    readout = explorer.locator(".widget-readout").nth(3)        # slider x[3]
-    current = float(readout.inner_text().replace("\u2212", "-"))
-    readout.click()
-    page.keyboard.press("Control+A")
-    page.keyboard.type("-1" if current > 0 else "1")
+
+    # The slider's handle: ipywidgets does not tie its label to it, so find it through the label's row.
+    row = explorer.locator(".widget-slider").filter(has=page.locator("label", has_text="x[3]"))
+    handle = row.get_by_role("slider")
+    handle.focus()
+    assert handle.evaluate("h => h === document.activeElement"), "the x[3] slider does not take focus"
+    page.keyboard.press("ArrowLeft")                            # one step, 0.1: the picture changes, the count not
+    state = wait_for_redraw(explorer, summary, state, "ArrowLeft on x[3]", text_changes=False)
+    assert explorer.locator(".widget-readout").nth(3).inner_text().replace("\u2212", "-") == f"{x[3] - 0.1:+.1f}"
+    assert handle.get_attribute("aria-valuenow") == f"{x[3] - 0.1:.1f}"
+    page.keyboard.press("Home")                                 # to the slider's minimum, -2.0
+    before = state[0]
+    state = wait_for_redraw(explorer, summary, state, "Home on x[3]")
+    x[3] = -2.0
+    assert state[0] == describe(x, "ReLU"), f"summary {state[0]!r} after Home on x[3]"
+    print(f"explorer, keyboard: {before!r} -> {state[0]!r} ({zeroed_count(before)} -> {zeroed_count(state[0])} zeroed)")
+
+    gelu = explorer.get_by_role("button", name="GELU")
+    gelu.focus()
     page.keyboard.press("Enter")
-    deadline = time.monotonic() + WIDGET_TIMEOUT
-    while time.monotonic() < deadline:
-        after_text, after_src = summary.inner_text(), explorer.locator("img").get_attribute("src")
-        if after_text != before_text and after_src != before_src:
-            break
-        time.sleep(0.25)
-    assert after_text != before_text, f"the explorer did not react to a slider change: {before_text!r}"
-    assert after_src != before_src, "the explorer's picture was not redrawn after a slider change"
-    print(f"explorer: {before_text!r} -> {after_text!r} "
-          f"({zeroed_count(before_text)} -> {zeroed_count(after_text)} zeroed)")
+    state = wait_for_redraw(explorer, summary, state, "Enter on the GELU button")
+    assert state[0] == describe(x, "GELU"), f"summary {state[0]!r} after Enter on GELU"
+
+    # JupyterLab's command-mode shortcuts take plain arrow keys and letters from a focused <select> (ArrowUp
+    # moves to the cell above); Alt+ArrowDown opens the list, whose arrow keys and Enter then work.
+    menu = explorer.get_by_role("combobox", name="preset")      # labelled: its <label for> names it
+    menu.focus()
+    page.keyboard.press("Alt+ArrowDown")
+    page.keyboard.press("ArrowUp")                              # from "(your own input)" to the last preset
+    page.keyboard.press("Enter")
+    state = wait_for_redraw(explorer, summary, state, "ArrowUp in the preset menu")
+    last = list(PRESETS)[-1]
+    assert state[0] == describe(PRESETS[last], "GELU"), f"summary {state[0]!r} after choosing {last!r}"
+    assert explorer.locator("img").get_attribute("alt").endswith(state[0])
     explorer.screenshot(path=str(SHOTS / f"{stem}-explorer-after.png"))
 
 
@@ -299,4 +340,83 @@ def test_run_all_in_jupyterlab(browser, lab, name):   # browser first: no server
         session = lab.session(name)
         if session:
             lab.api(f"sessions/{session['id']}", method="DELETE")    # stop the kernel before the next one
+        page.close()
+
+
+# ---- "Check your understanding" (issue 12): lesson 01's quiz answers wrong, then right ------------------------
+QUIZ = ".ffn-quiz"                     # the class helpers.quiz_widget.QuizWidget adds to its outermost box
+QUIZ_TIMEOUT = 30                      # seconds for the feedback to show after Check
+
+
+def _plain(text: str) -> str:
+    """Text as the page shows it: `code` spans lose their backticks, runs of white space are one space."""
+    return " ".join(text.replace("`", "").split())
+
+
+def _wait_for_text(locator, wanted: list[str], what: str) -> str:
+    deadline = time.monotonic() + QUIZ_TIMEOUT
+    shown = ""
+    while time.monotonic() < deadline:
+        shown = _plain(locator.inner_text()) if locator.count() else ""
+        if all(_plain(w) in shown for w in wanted):
+            return shown
+        time.sleep(0.25)
+    raise AssertionError(f"{what}: expected {wanted!r} in the feedback, which shows {shown!r}")
+
+
+def test_quiz_in_lesson_01_gives_feedback_on_a_wrong_then_a_right_answer(browser, lab):
+    """Run lesson 01 in JupyterLab, choose a wrong option of its first one-answer question and press Check:
+    that option's feedback shows; choose the right one: the right answer's feedback shows. The options and
+    their feedback are read from helpers.quizzes.lesson01 now, so the test follows the quiz as it changes."""
+    from helpers.quiz import LETTERS, Choice, lesson_quiz
+    name = next(p.name for p in NOTEBOOKS if p.name.startswith("01_"))
+    assert (ROOT / "helpers" / "quizzes" / "lesson01.py").exists(), "lesson 01 has no quiz yet (helpers.quizzes)"
+    cells = nbformat.read(lab.root / name, as_version=4).cells
+    assert any("lesson_quiz" in c.source for c in cells if c.cell_type == "code"), f"{name} does not show its quiz"
+    quiz = lesson_quiz("01")
+    number, question = next((n, q) for n, q in enumerate(quiz.questions, 1) if isinstance(q, Choice) and not q.several)
+    wrong = next(i for i, o in enumerate(question.options) if not o.correct)
+    right = next(i for i, o in enumerate(question.options) if o.correct)
+    stem = "01-quiz"
+    deadline = time.monotonic() + NOTEBOOK_TIMEOUT
+    page = browser.new_page()
+    try:
+        page.goto(f"{lab.base}/lab/tree/{name}?reset&token={lab.token}")
+        page.locator(f"{PANEL} .jp-Cell").first.wait_for()
+        wait_for_kernel(lab, name, deadline)
+        click_menu(page, "Run", "runmenu:run-all")
+        wait_for_run_all(lab, page, name, deadline)
+        widget = page.locator(f"{PANEL} {QUIZ}").first
+        widget.wait_for(state="visible", timeout=QUIZ_TIMEOUT * 1000)
+        box = widget.locator(".ffn-quiz-question").nth(number - 1)
+        box.scroll_into_view_if_needed()
+        radios = box.locator("input[type=radio]")
+        assert radios.count() == len(question.options), f"question {number} shows {radios.count()} options"
+        feedback = box.locator("[role=status]")
+
+        radios.nth(wrong).check()
+        box.get_by_role("button", name="Check").click()
+        shown = _wait_for_text(feedback, ["Not yet", f"{LETTERS[wrong]}: not quite.",
+                                          question.options[wrong].feedback], "a wrong answer")
+        assert "Right" not in shown.split(".")[0]
+        box.screenshot(path=str(SHOTS / f"{stem}-wrong.png"))
+
+        radios.nth(right).check()
+        box.get_by_role("button", name="Check").click()
+        _wait_for_text(feedback, ["Right", question.options[right].feedback], "the right answer")
+        assert _plain(question.options[wrong].feedback) not in _plain(feedback.inner_text()), \
+            "the wrong answer's feedback stayed after the right answer"
+        box.screenshot(path=str(SHOTS / f"{stem}-right.png"))
+        print(f"quiz: question {number}, {LETTERS[wrong]} (wrong) then {LETTERS[right]} (right): both feedbacks shown")
+    except BaseException:
+        try:
+            page.screenshot(path=str(SHOTS / f"{stem}-failure.png"))
+        except Exception as error:
+            print(f"no failure screenshot: {error}")
+        print(f"server log:\n{lab.log_tail()}")
+        raise
+    finally:
+        session = lab.session(name)
+        if session:
+            lab.api(f"sessions/{session['id']}", method="DELETE")
         page.close()

@@ -16,16 +16,17 @@ PINS = {"numpy": ("numpy", "2.4.6"), "scipy": ("scipy", "1.17.1"), "six": ("six"
 EDITABLE_URL = {"url": f"file://{ROOT}", "dir_info": {"editable": True}}
 
 
-def test_this_environment_passes_every_check():
-    # As `make doctor` runs it: from the checkout, with a relative --venv.
+def test_this_environment_passes_every_check(tmp_path):
+    # As `make doctor` runs it: from the checkout, with a relative --venv; a workspace not made yet (make test
+    # never reads work/).
     venv = os.path.relpath(sys.prefix, ROOT)
-    done = subprocess.run([sys.executable, "tools/doctor.py", "--venv", venv], cwd=ROOT,
-                          capture_output=True, text=True, timeout=300)
+    done = subprocess.run([sys.executable, "tools/doctor.py", "--venv", venv, "--work", str(tmp_path / "work")],
+                          cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stdout + done.stderr
     lines = done.stdout.splitlines()
     assert all(line.startswith("OK  ") for line in lines[1:-1]), done.stdout
     for needed in ("Python 3.", "numpy ", "jupyterlab ", "more pinned packages", "helpers ", "kernel python3",
-                   "helpers.checks imports"):
+                   "helpers.checks imports", "no workspace yet"):
         assert any(needed in line for line in lines), f"no line about {needed!r}:\n{done.stdout}"
     assert lines[-1].startswith("All ") and lines[-1].endswith(" checks passed.")
 
@@ -47,9 +48,10 @@ def test_a_kernel_that_runs_another_python_fails_with_its_fix(tmp_path, monkeypa
 
 
 def test_a_missing_environment_fails_with_how_to_build_it(tmp_path, capsys):
-    assert doctor.main(["--venv", str(tmp_path / "no-venv")]) == 1
+    assert doctor.main(["--venv", str(tmp_path / "no-venv"), "--work", str(tmp_path / "work")]) == 1
     out = capsys.readouterr().out
-    assert "FAIL  no Python at" in out and "fix: make lab" in out and "1 of 1 checks FAILED" in out
+    assert "FAIL  no Python at" in out and "fix: make lab" in out and "1 of 2 checks FAILED" in out
+    assert "OK    no workspace yet" in out                   # the workspace is looked at even without .venv
 
 
 @pytest.mark.parametrize("version, ok", [((3, 11, 7), True), ((3, 14, 0), True), ((3, 10, 14), False),
@@ -118,3 +120,54 @@ def test_checks_that_do_not_import_fail():
     result = doctor.checks_result(None, "ImportError: cannot import name 'x'")
     assert not result.ok and "cannot import name" in result.what and "import helpers.checks" in result.fix
     assert doctor.checks_result(24, None).ok
+
+
+# ---- the learner's workspace (tools/workspace.py) -------------------------------------------------------------
+def workspace_lines(work):
+    return [str(r) for r in doctor.workspace_results(work)]
+
+
+@pytest.fixture
+def work(tmp_path):
+    import workspace
+    work = tmp_path / "work"
+    workspace.create(work)
+    return work
+
+
+def test_a_workspace_in_order_is_described(work):
+    lessons = len(list((ROOT / "notebooks").glob("*.ipynb")))
+    assert workspace_lines(work) == [f"OK    workspace {work}: {lessons} of the course's {lessons} lessons",
+                                     f"OK    progress file {work / '.progress.jsonl'}: nothing recorded yet"]
+    (work / ".progress.jsonl").write_text('{"kind": "check", "lesson": "01", "item": "x", "verdict": "pass"}\n'
+                                          "not json\n")
+    assert workspace_lines(work)[-1].endswith(": 1 record(s) (1 unreadable line(s) skipped)")
+
+
+def test_a_folder_without_the_marker_is_not_a_workspace(tmp_path):
+    (tmp_path / "work").mkdir()
+    [line] = workspace_lines(tmp_path / "work")
+    assert line.startswith("FAIL") and "not a workspace" in line and "fix: make lab" in line
+
+
+def test_a_lesson_that_is_not_json_fails_with_how_to_restore_it(work):
+    (work / "02_pure_python.ipynb").write_text('{"cells": [')
+    failed = [r for r in doctor.workspace_results(work) if not r.ok]
+    assert len(failed) == 1 and "02_pure_python.ipynb: it is not valid JSON" in failed[0].what
+    assert ".backups" in failed[0].fix and "make lab" in failed[0].fix
+
+
+def test_lessons_older_than_the_course_fail_with_make_update(work):
+    nb = json.loads((work / "01_hand_trace.ipynb").read_text())
+    first = next(iter(nb["metadata"]["ffn_course"]["cell_sha"]))
+    nb["metadata"]["ffn_course"]["cell_sha"][first] = "0" * 16            # made from an earlier edition
+    (work / "01_hand_trace.ipynb").write_text(json.dumps(nb))
+    failed = [r for r in doctor.workspace_results(work) if not r.ok]
+    assert len(failed) == 1 and "1 lesson(s)" in failed[0].what and "01_hand_trace.ipynb" in failed[0].what
+    assert failed[0].fix.startswith("make update")
+
+
+def test_a_progress_file_that_cannot_be_read_fails(work):
+    (work / ".progress.jsonl").mkdir()
+    failed = [r for r in doctor.workspace_results(work) if not r.ok]
+    assert len(failed) == 1 and "progress file" in failed[0].what and "cannot be read" in failed[0].what

@@ -18,6 +18,7 @@ from helpers.checks import lesson01
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tools"))
 import grade  # noqa: E402
+import grade_report  # noqa: E402
 import notebooks as nbtool  # noqa: E402
 
 CELL_TIMEOUT = 10      # seconds per cell in the main batch: only the endless loop reaches it
@@ -436,3 +437,16 @@ def test_only_the_lessons_set_are_graded_and_in_every_row(tmp_path):
     assert rows[0]["notes"] == "01_hand_trace.ipynb: not graded: lesson 01_hand_trace is not among the lessons set"
     with pytest.raises(SystemExit, match="No lessons 42"):
         grade.grade(tmp_path / "sub", tmp_path / "out", solutions=tmp_path / "solutions", lessons=["42"])
+
+
+def test_going_further_exercises_have_columns_but_do_not_count_in_the_totals():
+    entry = {"passed": 1, "total": 2, "mistake": "", "named": True, "flags": [], "notebook": "01_x.ipynb"}
+    model = {"format": grade.FORMAT, "lessons": {"01_x": ["check_a", "check_b"]}, "optional": ["01:b"],
+             "settings": {}, "notebooks": 1, "seconds": 1.0,
+             "learners": {"amy": {"exercises": {"01:a": {**entry, "verdict": "pass", "score": 1.0},
+                                                "01:b": {**entry, "verdict": "fail", "score": 0.5}},
+                                  "notes": [], "handed_in": ["01_x"]}}}
+    header, rows = grade_report.rows_of(model)
+    assert rows[0]["01:b"] == "fail" and rows[0]["01:b score"] == "0.50"
+    assert (rows[0]["passed"], rows[0]["exercises"], rows[0]["score"]) == ("1", "1", "1.00")
+    assert "<th scope=\"row\">b (going further)</th>" in grade_report.report_html(model)

@@ -1,10 +1,24 @@
-"""Lesson 01's graders against banks of right and wrong answers."""
+"""Lesson 01's graders against banks of right and wrong answers, written as learners write them.
+
+Every wrong answer must be rejected, and with its own named slip or specific problem; the pencil exercises
+(hand_trace, detector) must not give the answer away on a first failure."""
+import itertools
+
 import numpy as np
 import pytest
 
-from helpers.checks import check_detector, check_firing_units, check_hand_trace
-from helpers.toy import B1_484, NET_484, W1_484, X_ROBOT
+from helpers.checks import _verdict, check_detector, check_firing_units, check_hand_trace
+from helpers.checks.lesson01 import _ABOVE, _BELOW, _ON, _firing_cases, _reference_firing
 from helpers.ffn import ffn, relu
+from helpers.toy import B1_484, NET_484, W1_484, X_ROBOT
+
+RIGHT_TRACE = ([4, -1], [4, 0], [5, -1])
+
+
+@pytest.fixture(autouse=True)
+def fresh_attempts(monkeypatch):
+    """Each test starts as a first attempt: the reveal after a second failure depends on the kernel's count."""
+    monkeypatch.setattr(_verdict, "_FAILED_ATTEMPTS", {})
 
 
 def test_the_robot_token_zeroes_exactly_three_of_eight():
@@ -18,36 +32,111 @@ def test_the_robot_output_is_signed():
 
 
 # ---- exercise 1: the hand trace ------------------------------------------------------------------------
-@pytest.mark.parametrize("answer", [
-    ([4, -1], [4, 0], [5, -1]),
-    ((4.0, -1.0), (4.0, 0.0), (5.0, -1.0)),
-    (np.array([4, -1]), np.array([4, 0]), np.array([5, -1])),
-    [[4, -1], [4, 0], [5, -1]],
+def traced_with_numpy():
+    x, W1, b1, b2 = np.array([2.0, 3.0]), np.array([[1.0, 1.0], [1.0, -1.0]]), np.array([-1.0, 0.0]), \
+        np.array([1.0, -1.0])
+    z = x @ W1 + b1
+    h = np.maximum(z, 0)
+    return z, h, h @ np.eye(2) + b2
+
+
+@pytest.mark.parametrize("fn", [
+    lambda: RIGHT_TRACE,
+    lambda: ((4.0, -1.0), (4.0, 0.0), (5.0, -1.0)),
+    lambda: (np.array([4, -1]), np.array([4, 0]), np.array([5, -1])),
+    lambda: [[4, -1], [4, 0], [5, -1]],
+    lambda: np.array([[4, -1], [4, 0], [5, -1]]),
+    traced_with_numpy,
 ])
-def test_hand_trace_accepts_right_answers_in_any_container(answer, capsys):
-    assert check_hand_trace(lambda: answer)
+def test_hand_trace_accepts_right_answers_in_any_container(fn, capsys):
+    assert check_hand_trace(fn)
     assert "all 3 cases pass" in capsys.readouterr().out
 
 
-@pytest.mark.parametrize("answer, named", [
+# (answer, the slip the check must name). No two entries are the same answer.
+WRONG_TRACES = [
     (([5, -1], [5, 0], [6, -1]), "b1 left out"),
+    (([6, -1], [6, 0], [7, -1]), "b1 subtracted instead of added"),
+    (([5, -2], [5, 0], [6, -1]), "b1's entries on the wrong units"),
+    (([4, 5], [4, 5], [5, 4]), "column 2 read as [1, 1], its minus sign lost"),
+    (([4, 1], [4, 1], [5, 0]), "the minus sign of column 2 put on the x1 term"),
+    (([4, -5], [4, 0], [5, -1]), "the minus sign of column 2 put on both terms"),
+    (([-1, 4], [0, 4], [1, 3]), "z1 and z2 in the wrong order"),
+    (([0, 2], [0, 2], [0, 2]), "section 2's numbers copied"),
+    (([-1, 2], [0, 2], [1, 1]), "section 2's token x = [1, -1] traced"),
     (([4, -1], [4, -1], [5, -2]), "ReLU not applied"),
+    (([4, -1], [4, 1], [5, 0]), "the absolute value taken instead of ReLU"),
+    (([4, -1], [0, -1], [1, -2]), "ReLU kept the negative part"),
+    (([4, -1], [1, 0], [2, -1]), "a 0/1 'fires' flag"),
     (([4, -1], [4, 0], [5, 0]), "ReLU applied after W2 as well"),
     (([4, -1], [4, 0], [4, 0]), "b2 left out"),
+    (([4, -1], [4, 0], [3, 1]), "b2 subtracted, or its two entries swapped"),
+    (([4, -1], [4, 0], [5, -2]), "y computed from z instead of h"),
     (([4, -1], [4, 0], [4, -1]), "y copied from z"),
-    (([4, 1], [4, 1], [5, 0]), "the second row read as [-1, 1]"),
-])
+    (([4, -1], [4, 0], [7, 2]), "x added to the output"),
+    (([4, -1], [4, 0], [3, 0]), "b1 used in place of b2"),
+]
+
+
+@pytest.mark.parametrize("answer, named", WRONG_TRACES, ids=[n for _, n in WRONG_TRACES])
 def test_hand_trace_names_the_slip(answer, named, capsys):
-    assert not check_hand_trace(lambda: answer)
-    assert f"Likely mistake: {named}" in capsys.readouterr().out
+    verdict = check_hand_trace(lambda: answer)
+    out = capsys.readouterr().out
+    assert not verdict and f"Likely mistake: {named}" in out, out
+    assert verdict.mistake.startswith(named)
+
+
+def test_the_wrong_traces_are_all_different():
+    answers = [tuple(tuple(part) for part in answer) for answer, _ in WRONG_TRACES]
+    assert len(set(answers)) == len(answers)
+
+
+@pytest.mark.parametrize("answer, named", WRONG_TRACES, ids=[n for _, n in WRONG_TRACES])
+def test_a_first_failure_says_which_part_but_not_the_expected_numbers(answer, named, capsys):
+    check_hand_trace(lambda: answer)
+    out = capsys.readouterr().out
+    mine = [list(part) for part in answer]
+    hidden = [list(part) for part in RIGHT_TRACE if list(part) not in mine]
+    for part in hidden:                             # a right value the learner has not written is never shown
+        assert str(part).replace(" ", "") not in out.replace(" ", ""), (part, out)
+    assert "expected" not in out and "The answer" not in out and "reveal=True" in out
+
+
+def test_the_answer_is_revealed_after_a_second_failure_or_on_request(capsys):
+    wrong = ([4, 1], [4, 1], [5, 0])
+    check_hand_trace(lambda: wrong)
+    assert "The answer" not in capsys.readouterr().out
+    check_hand_trace(lambda: wrong)
+    assert "The answer, after your second try: z = [4, -1], h = [4, 0], y = [5, -1]." in capsys.readouterr().out
+
+
+def test_reveal_true_shows_the_answer_on_a_first_failure(capsys):
+    assert not check_hand_trace(lambda: ([5, -1], [5, 0], [6, -1]), reveal=True)
+    assert "The answer, as you asked: z = [4, -1]" in capsys.readouterr().out
+
+
+def test_a_slip_carried_forward_is_not_blamed_twice(capsys):
+    check_hand_trace(lambda: ([4, 5], [4, 5], [5, 4]))
+    out = capsys.readouterr().out
+    assert out.count("Likely mistake") == 1
+    assert "follows correctly from your z" in out and "follows correctly from your h" in out
+
+
+def test_an_unknown_slip_still_names_the_part(capsys):
+    verdict = check_hand_trace(lambda: ([3, 7], [1, 2], [5, 5]))
+    out = capsys.readouterr().out
+    assert not verdict and "Possibly: a slip in z." in out and "(z1 and z2)" in out
+    assert verdict.mistake == "a slip in z"
 
 
 @pytest.mark.parametrize("fn, message", [
-    (lambda: ([1, 2], [3, 4], [5, 6]), "Hint: work one unit at a time"),
     (lambda: None, "returned None"),
     (lambda: ([4, -1], [4, 0]), "expected three lists"),
+    (lambda: {"z": [4, -1], "h": [4, 0], "y": [5, -1]}, "expected three lists"),
     (lambda: ([4, -1], [4, 0], [5, -1, 0]), "`y` is 3 numbers; expected 2"),
     (lambda: ([4, -1], None, [5, -1]), "`h` is None: give h its two numbers before `return z, h, y`"),
+    (lambda: ("4, -1", [4, 0], [5, -1]), "`z` is a string"),
+    (lambda: ([4, -1], [4, 0], [5, float("nan")]), "element 1 is nan"),
     (lambda: 1 / 0, "raised ZeroDivisionError"),
     ("not a function", "expected a function"),
 ])
@@ -59,22 +148,37 @@ def test_hand_trace_bad_answers(fn, message, capsys):
 def test_hand_trace_shape_problem_gets_no_arithmetic_hint(capsys):
     assert not check_hand_trace(lambda: ([4, -1], [4, 0], 3))
     out = capsys.readouterr().out
-    assert "`y` is a single number" in out and "Hint" not in out
-
-
-def test_firing_units_mask_gets_told_to_take_indices(capsys):
-    assert not check_firing_units(lambda x, W1, b1: (pre(x, W1, b1) > 0).tolist())
-    assert "np.flatnonzero(mask)" in capsys.readouterr().out
+    assert "`y` is a single number" in out and "Likely mistake" not in out and "Possibly" not in out
 
 
 def test_hand_trace_stub(capsys):
     def hand_trace():
         raise NotImplementedError("your code here")
-    assert not check_hand_trace(hand_trace)
+    verdict = check_hand_trace(hand_trace)
+    assert not verdict and verdict.status == "not attempted"
     assert "not implemented yet" in capsys.readouterr().out
 
 
 # ---- exercise 2: firing units ---------------------------------------------------------------------------
+def test_every_firing_case_is_non_square_and_non_symmetric_with_lists_and_arrays():
+    cases = _firing_cases()
+    for case in cases:
+        W1 = np.asarray(case.args["W1"])
+        assert W1.shape[0] != W1.shape[1], case.name          # a transposed W1 cannot even multiply
+    kinds = {type(case.args["W1"]) for case in cases}
+    assert kinds == {list, np.ndarray}
+    assert any(len(case.args["x"]) > len(case.args["b1"]) for case in cases)   # d > d_ff
+    assert any(len(case.args["x"]) < len(case.args["b1"]) for case in cases)   # d < d_ff
+    z = [np.asarray(c.args["x"]) @ np.asarray(c.args["W1"]) + np.asarray(c.args["b1"]) for c in cases]
+    assert any(np.any(v == 0) for v in z)                                       # exactly at the boundary
+    assert any(np.any((v > 0) & (v < 1e-3)) for v in z)                         # barely fires
+    assert any(len(_reference_firing(*c.args.values())) == 0 for c in cases)   # none fires
+
+
+def pre(x, W1, b1):
+    return np.asarray(x, float) @ np.asarray(W1, float) + np.asarray(b1, float)
+
+
 def firing_numpy(x, W1, b1):
     z = np.asarray(x) @ np.asarray(W1) + np.asarray(b1)
     return np.flatnonzero(z > 0)
@@ -95,46 +199,209 @@ def firing_comprehension(x, W1, b1):
     return tuple(k for k in range(len(b1)) if sum(xi * row[k] for xi, row in zip(x, W1)) + b1[k] > 0)
 
 
-@pytest.mark.parametrize("fn", [firing_numpy, firing_loops, firing_comprehension])
+def firing_where(x, W1, b1):
+    return list(np.where(pre(x, W1, b1) > 0)[0])          # a list of np.int64
+
+
+def firing_set(x, W1, b1):
+    return {k for k, v in enumerate(np.dot(x, W1) + np.asarray(b1)) if v > 0}
+
+
+@pytest.mark.parametrize("fn", [firing_numpy, firing_loops, firing_comprehension, firing_where, firing_set])
 def test_firing_units_accepts_correct_styles(fn, capsys):
     assert check_firing_units(fn), capsys.readouterr().out
 
 
-def pre(x, W1, b1):
-    return np.asarray(x, float) @ np.asarray(W1, float) + np.asarray(b1, float)
+def rows_matrix(x, W1, b1):
+    z = np.asarray(W1) @ np.asarray(x) + np.asarray(b1)   # W1 read as (d_ff, d)
+    return [k for k in range(len(z)) if z[k] > 0]
 
 
-@pytest.mark.parametrize("fn, named", [
-    (lambda x, W1, b1: [k for k, v in enumerate(pre(x, W1, b1)) if v >= 0], "exactly 0 as firing"),
-    (lambda x, W1, b1: [k for k, v in enumerate(pre(x, W1, b1)) if v <= 0], "silent units listed"),
-    (lambda x, W1, b1: [k + 1 for k, v in enumerate(pre(x, W1, b1)) if v > 0], "counting units from 1"),
-    (lambda x, W1, b1: list(np.flatnonzero(np.asarray(x) @ np.asarray(W1) > 0)), "b1 left out"),
-    (lambda x, W1, b1: [k for k in range(len(b1)) if np.dot(W1[k], x) + b1[k] > 0], "W1 read by rows"),
-])
-def test_firing_units_names_the_mistake(fn, named, capsys):
-    assert not check_firing_units(fn)
-    assert named in capsys.readouterr().out
+def rows_dot(x, W1, b1):
+    return list(np.flatnonzero(np.dot(W1, x) + b1 > 0))
 
 
-def test_firing_units_returning_activations_gets_told(capsys):
-    assert not check_firing_units(lambda x, W1, b1: relu(pre(x, W1, b1)).tolist())
-    assert "not whole" in capsys.readouterr().out
+def rows_loop_over_units(x, W1, b1):
+    return [k for k in range(len(b1)) if np.dot(W1[k], x) + b1[k] > 0]
+
+
+def rows_loop_over_rows(x, W1, b1):
+    return [k for k in range(len(W1)) if sum(a * b for a, b in zip(W1[k], x)) + b1[k] > 0]
+
+
+def transposed_then_matrix(x, W1, b1):
+    return np.flatnonzero(np.asarray(x) @ np.asarray(W1).T + b1 > 0)
+
+
+# (function, what the check must say). Named mistakes first, then specific problems.
+WRONG_FIRING = [
+    (lambda x, W1, b1: [k for k, v in enumerate(pre(x, W1, b1)) if v >= 0], "Likely mistake: counting a unit "
+                                                                             "whose pre-activation is exactly 0"),
+    (lambda x, W1, b1: [k for k, v in enumerate(pre(x, W1, b1)) if v <= 0], "Likely mistake: the silent units"),
+    (lambda x, W1, b1: [k + 1 for k, v in enumerate(pre(x, W1, b1)) if v > 0], "Likely mistake: counting units "
+                                                                                "from 1"),
+    (lambda x, W1, b1: list(np.flatnonzero(np.asarray(x) @ np.asarray(W1) > 0)), "Likely mistake: b1 left out"),
+    (lambda x, W1, b1: list(np.flatnonzero(np.asarray(x) @ np.asarray(W1) - b1 > 0)), "Likely mistake: b1 "
+                                                                                       "subtracted"),
+    (rows_matrix, "Likely mistake: W1 read by rows"),
+    (rows_dot, "Likely mistake: W1 read by rows"),
+    (rows_loop_over_units, "Likely mistake: W1 read by rows"),
+    (rows_loop_over_rows, "Likely mistake: W1 read by rows"),
+    (transposed_then_matrix, "Likely mistake: W1 read by rows"),
+    (lambda x, W1, b1: [k for k, v in enumerate(x @ W1 + b1) if v > 0], "Likely mistake: the inputs used as NumPy "
+                                                                         "arrays, but they may arrive as lists"),
+    (lambda x, W1, b1: [k for k in range(W1.shape[1]) if np.dot(x, W1[:, k]) + b1[k] > 0],
+     "Likely mistake: the inputs used as NumPy arrays"),
+    (lambda x, W1, b1: [k for k in range(len(W1)) if sum(x[i] * W1[i][k] for i in range(len(x))) + b1[k] > 0],
+     "Likely mistake: d_ff taken as len(W1)"),
+    (lambda x, W1, b1: [k for k in range(len(x)) if pre(x, W1, b1)[k] > 0], "Possibly: d_ff taken as len(W1)"),
+    (lambda x, W1, b1: [k for k, v in enumerate(np.round(pre(x, W1, b1), 2)) if v > 0],
+     "Likely mistake: z rounded before the comparison with 0"),
+    (lambda x, W1, b1: [float(k) for k in np.flatnonzero(pre(x, W1, b1) > 0)], "a float; an index must be an int"),
+    (lambda x, W1, b1: np.flatnonzero(pre(x, W1, b1) > 0).astype(float), "an array of floats"),
+    (lambda x, W1, b1: np.nonzero(pre(x, W1, b1) > 0), "what np.nonzero and np.where give"),
+    (lambda x, W1, b1: np.argwhere(pre(x, W1, b1) > 0), "np.argwhere gives one row per index"),
+    (lambda x, W1, b1: (pre(x, W1, b1) > 0).tolist(), "np.flatnonzero(mask)"),
+    (lambda x, W1, b1: (pre(x, W1, b1) > 0).astype(int).tolist(), "returned 0 or 1 for every unit (a mask)"),
+    (lambda x, W1, b1: relu(pre(x, W1, b1)).tolist(), "not whole, such as the pre-activations"),
+    (lambda x, W1, b1: list(firing_numpy(x, W1, b1)) * 2, "more than once"),
+    (lambda x, W1, b1: (k for k in firing_numpy(x, W1, b1)), "returned a generator"),
+    (lambda x, W1, b1: None, "returned None"),
+]
+
+
+@pytest.mark.parametrize("fn, message", WRONG_FIRING, ids=[m[:40] for _, m in WRONG_FIRING])
+def test_firing_units_rejects_and_names(fn, message, capsys):
+    verdict = check_firing_units(fn)
+    out = capsys.readouterr().out
+    assert not verdict and message in out, out
+    assert "Possibly" not in out or message.startswith("Possibly")
+
+
+def test_the_rows_diagnosis_covers_the_matrix_form_not_only_the_loop(capsys):
+    check_firing_units(rows_matrix)
+    out = capsys.readouterr().out
+    assert "raised ValueError: matmul" in out and "Likely mistake: W1 read by rows" in out and "W1 @ x" in out
+
+
+def test_a_right_answer_on_transposed_data_is_not_called_a_rows_mistake(capsys):
+    assert check_firing_units(firing_loops)
+    assert "W1 read by rows" not in capsys.readouterr().out
+
+
+def test_firing_units_stub_and_non_function(capsys):
+    def firing_units(x, W1, b1):
+        raise NotImplementedError("your code here")
+    assert not check_firing_units(firing_units)
+    assert "not implemented yet" in capsys.readouterr().out
+    assert not check_firing_units([0, 1, 3])
+    assert "expected a function" in capsys.readouterr().out
 
 
 # ---- exercise 3: the detector ---------------------------------------------------------------------------
-@pytest.mark.parametrize("answer", [([1, -1], -1), ([2.5, -2.5], -2.5), (np.array([1.0, -1.0]), -1.0)])
+def test_the_detector_points_sit_on_the_line_and_just_either_side_of_it():
+    assert _ON and all(x1 - x2 == 1.0 for x1, x2 in _ON)                       # exactly on the line
+    assert all(x2 * 2 != round(x2 * 2) for _, x2 in _ON)                       # not on the 0.5 grid
+    for eps in (1e-3, 1e-6):
+        assert sum(abs((x1 - x2 - 1.0) + eps) < eps / 10 for x1, x2 in _BELOW) == len(_ON)
+        assert sum(abs((x1 - x2 - 1.0) - eps) < eps / 10 for x1, x2 in _ABOVE) == len(_ON)
+    assert all(x1 < x2 + 1 for x1, x2 in _BELOW) and all(x1 > x2 + 1 for x1, x2 in _ABOVE)
+
+
+@pytest.mark.parametrize("answer", [
+    ([1, -1], -1), ([2.5, -2.5], -2.5), (np.array([1.0, -1.0]), np.float64(-1.0)), ([0.1, -0.1], -0.1),
+    ((1 / 3, -1 / 3), -1 / 3), ((7, -7), -7), (np.array([1.0, -1.0]), np.array(-1.0)),
+])
 def test_detector_accepts_any_positive_multiple(answer, capsys):
     assert check_detector(lambda: answer), capsys.readouterr().out
 
 
+WRONG_DETECTORS = [
+    (([2, -2], -1), "w and b not scaled together"),                  # w doubled, b unchanged
+    (([1, -1], -1.5), "the bias sets the wrong threshold"),
+    (([1, -1], -0.5), "the bias sets the wrong threshold"),
+    (([1, -1], -0.75), "the bias sets the wrong threshold"),
+    (([1, -1], -1.25), "the bias sets the wrong threshold"),
+    (([1, -1], -0.9999), "the bias off by a hair"),
+    (([1, -1], -1.0005), "the bias off by a hair"),
+    (([1, -1], 0), "the bias left out"),
+    (([1, -1], 1), "the bias with the wrong sign"),
+    (([-1, 1], 1), "the signs of w and b all flipped"),
+    (([-1, 1], -1), "w points the wrong way"),
+    (([1, 1], -1), "w's two weights with the same sign"),
+    (([1, 0], -1), "w ignores x2"),
+    (([0, -1], -1), "w ignores x1"),
+    (([1, -0.9], -1), "w's two weights of different sizes"),
+    (([0, 0], 0), "w = [0, 0]"),
+]
+
+
+@pytest.mark.parametrize("answer, named", WRONG_DETECTORS, ids=[str(a) for a, _ in WRONG_DETECTORS])
+def test_detector_names_the_slip_without_the_right_bias(answer, named, capsys):
+    verdict = check_detector(lambda: answer)
+    out = capsys.readouterr().out
+    assert not verdict and f"Likely mistake: {named}" in out, out
+    assert "The answer" not in out and "b = -1 (" not in out
+
+
+def test_detector_reveals_after_a_second_failure_or_on_request(capsys):
+    check_detector(lambda: ([2, -2], -1))
+    assert "The answer" not in capsys.readouterr().out
+    check_detector(lambda: ([2, -2], -1))
+    assert "The answer, after your second try: w = [1, -1] and b = -1" in capsys.readouterr().out
+    _verdict._FAILED_ATTEMPTS.clear()
+    check_detector(lambda: ([1, -1], 0), reveal=True)
+    assert "The answer, as you asked" in capsys.readouterr().out
+
+
+def test_the_bias_range_that_used_to_pass_fails_everywhere():
+    for b in np.linspace(-1.5, -0.5, 21):
+        if b != -1.0:
+            assert not check_detector(lambda: ([1.0, -1.0], float(b))), b
+
+
 @pytest.mark.parametrize("answer, message", [
-    (([-1, 1], 1), "signs are flipped"),
-    (([1, -1], 0), "b = -1"),
-    (([1, -1], 1), "b = -1"),
-    (([1, 0], -1), "Hint: z = w1*x1"),
-    ((None, 1), "w should be two numbers"),
+    ((None, 1), "w should be a flat list of two numbers"),
+    (([1, -1, 0], -1), "w should be a flat list of two numbers"),
+    (([[1], [-1]], -1), "w should be a flat list of two numbers"),
     (([1, -1],), "expected (w, b)"),
+    ((-1, [1, -1]), "the order is (w, b)"),
+    (([1, -1], [-1]), "return it as a plain number"),
+    ((np.array([[1, -1]]), -1), "w should be a flat list of two numbers"),
+    (([1, -1], "-1"), "b should be one number"),
+    (([1, -1], True), "b should be one number"),
+    (([1, -1], float("nan")), "the bias must be a finite number"),
 ])
-def test_detector_wrong_answers(answer, message, capsys):
+def test_detector_bad_returns(answer, message, capsys):
     assert not check_detector(lambda: answer)
     assert message in capsys.readouterr().out
+
+
+def test_detector_stub(capsys):
+    def detector():
+        raise NotImplementedError("your code here")
+    assert not check_detector(detector)
+    assert "not implemented yet" in capsys.readouterr().out
+
+
+# ---- the banks as a whole: no wrong answer accepted, nearly every rejection names the problem -----------
+def test_at_least_nine_in_ten_rejections_name_the_mistake_or_the_problem(capsys):
+    verdicts = [check_hand_trace(lambda a=a: a) for a, _ in WRONG_TRACES]
+    verdicts += [check_detector(lambda a=a: a) for a, _ in WRONG_DETECTORS]
+    verdicts += [check_firing_units(fn) for fn, _ in WRONG_FIRING]
+    capsys.readouterr()
+    assert not any(verdicts)                                   # no wrong answer accepted
+    generic = [v.mistake for v in verdicts if not v.mistake or ("expected" in v.mistake and ", got" in v.mistake)]
+    assert len(generic) <= 0.1 * len(verdicts), generic
+
+
+def test_banks_are_big_enough():
+    assert len(WRONG_TRACES) >= 8 and len(WRONG_DETECTORS) >= 8 and len(WRONG_FIRING) >= 8
+    assert len(list(itertools.chain(WRONG_TRACES, WRONG_DETECTORS, WRONG_FIRING))) >= 50
+
+
+def test_the_whole_answer_examples_are_named_as_they_say():
+    from helpers.checks.lesson01 import _TRACE_MISTAKES
+    for name, answer, _ in _TRACE_MISTAKES:
+        verdict = check_hand_trace(lambda: (answer["z"], answer["h"], answer["y"]))
+        assert not verdict and verdict.mistake.startswith(name)

@@ -214,13 +214,26 @@ def ffn_via_the_x_at_w_convention(x, W1, b1, W2, b2):
     return flat.add(flat.vecmat(h, flat.transpose(W2, D, H)), b2)
 
 
-@pytest.mark.parametrize("fn", [ffn_nested_loops, ffn_comprehensions, ffn_numpy_returning_list,
-                                ffn_numpy_returning_array, ffn_returning_tuple, ffn_via_the_x_at_w_convention,
+def ffn_calling_own_matvec(x, W1, b1, W2, b2):
+    # exercise 1's matvec, written with loops, called once per layer: right, and no NumPy anywhere
+    h = [max(0.0, t + b) for t, b in zip(matvec_loops(W1, x), b1)]
+    return [t + b for t, b in zip(matvec_loops(W2, h), b2)]
+
+
+def ffn_with_math(x, W1, b1, W2, b2):
+    import math
+    D, H = len(x), len(b1)
+    h = [max(0.0, math.fsum(W1[i * D + j] * x[j] for j in range(D)) + b1[i]) for i in range(H)]
+    return [math.fsum(W2[k * H + i] * h[i] for i in range(H)) + b2[k] for k in range(D)]
+
+
+@pytest.mark.parametrize("fn", [ffn_nested_loops, ffn_comprehensions, ffn_returning_tuple,
+                                ffn_via_the_x_at_w_convention, ffn_calling_own_matvec, ffn_with_math,
                                 flat.ffn_forward])
 def test_ffn_forward_accepts_correct_styles(fn, capsys):
     assert check_ffn_forward(fn)
     out = capsys.readouterr().out
-    assert "all 4 cases pass" in out and "\u2718" not in out
+    assert "all 4 public cases pass. When your work is graded, more cases run." in out and "\u2718" not in out
 
 
 # ---- check_ffn_forward: wrong answers, each named ------------------------------------------------------
@@ -270,11 +283,10 @@ def strides_swapped(x, W1, b1, W2, b2):
     return [t + b for t, b in zip(matvec_rows_as_stride(W2, h), b2)]
 
 
-def w1_transposed_numpy(x, W1, b1, W2, b2):
+def w1_transposed(x, W1, b1, W2, b2):
     D, H = len(x), len(b1)
-    W1 = np.reshape(W1, (D, H))                     # read as D x H, the x @ W layout
-    h = np.maximum(np.asarray(x) @ W1 + b1, 0)
-    return (np.reshape(W2, (D, H)) @ h + b2).tolist()
+    h = [max(0.0, sum(W1[j * H + i] * x[j] for j in range(D)) + b1[i]) for i in range(H)]   # W1 read as D x H
+    return [sum(W2[k * H + i] * h[i] for i in range(H)) + b2[k] for k in range(D)]
 
 
 def w2_transposed(x, W1, b1, W2, b2):
@@ -356,7 +368,7 @@ WRONG_FFNS = [
     (one_stride_d, "one stride, D, used for both matrices"),
     (one_stride_h, "one stride, H, used for both matrices"),
     (strides_swapped, "the two strides swapped"),
-    (w1_transposed_numpy, "W1 read transposed"),
+    (w1_transposed, "W1 read transposed"),
     (w2_transposed, "W2 read transposed"),
     (both_transposed, "both matrices read transposed"),
     (relu_after_w2_too, "an activation after W2"),
@@ -500,7 +512,7 @@ def matvec_numpy(M, v):
     return np.reshape(M, (-1, len(v))) @ np.asarray(v)
 
 
-@pytest.mark.parametrize("fn", [matvec_loops, matvec_rows_sliced, matvec_numpy, flat.matvec])
+@pytest.mark.parametrize("fn", [matvec_loops, matvec_rows_sliced, flat.matvec])
 def test_matvec_accepts_correct_styles(fn, capsys):
     assert check_matvec(fn), capsys.readouterr().out
 
@@ -586,8 +598,7 @@ def transpose_slicing(M, n_rows, n_cols):
     return tuple(value for j in range(n_cols) for value in M[j::n_cols])
 
 
-@pytest.mark.parametrize("fn", [transpose_loops, transpose_preallocated, transpose_numpy, transpose_slicing,
-                                flat.transpose])
+@pytest.mark.parametrize("fn", [transpose_loops, transpose_preallocated, transpose_slicing, flat.transpose])
 def test_transpose_accepts_correct_styles(fn, capsys):
     assert check_transpose(fn), capsys.readouterr().out
 
@@ -650,3 +661,143 @@ def test_transpose_that_sorts_in_place_is_told(capsys):
         return M
     assert not check_transpose(transpose)
     assert "changed its input `M` in place" in capsys.readouterr().out
+
+
+# ---- the lesson's rule: lists and loops only -------------------------------------------------------------
+def matvec_numpy_helper(M, v):
+    return (np.array(M).reshape(-1, len(v)) @ np.asarray(v)).tolist()
+
+
+def ffn_via_a_numpy_helper(x, W1, b1, W2, b2):
+    # loops here, but the helper it calls uses NumPy
+    h = [max(0.0, t + b) for t, b in zip(matvec_numpy_helper(W1, x), b1)]
+    return [t + b for t, b in zip(matvec_numpy_helper(W2, h), b2)]
+
+
+def ffn_importing_numpy_inside(x, W1, b1, W2, b2):
+    import numpy
+    D, H = len(x), len(b1)
+    h = numpy.maximum(numpy.reshape(W1, (H, D)) @ x + b1, 0.0)
+    return list(numpy.reshape(W2, (D, H)) @ h + b2)
+
+
+from numpy import maximum as np_maximum  # noqa: E402  (a learner's `from numpy import ...`)
+
+
+def ffn_with_a_numpy_function(x, W1, b1, W2, b2):
+    D, H = len(x), len(b1)
+    h = [np_maximum(0.0, sum(W1[i * D + j] * x[j] for j in range(D)) + b1[i]) for i in range(H)]
+    return [float(sum(W2[k * H + i] * h[i] for i in range(H)) + b2[k]) for k in range(D)]
+
+
+@pytest.mark.parametrize("check, fn, where", [
+    (check_ffn_forward, ffn_numpy_returning_list, "`np.asarray` (line 2 of ffn_numpy_returning_list)"),
+    (check_ffn_forward, ffn_numpy_returning_array, "`np.reshape` (line 3 of ffn_numpy_returning_array)"),
+    (check_ffn_forward, ffn_via_a_numpy_helper, "`np.array` (line 2 of matvec_numpy_helper)"),
+    (check_ffn_forward, ffn_importing_numpy_inside, "`import numpy` (line 2 of ffn_importing_numpy_inside)"),
+    (check_ffn_forward, ffn_with_a_numpy_function, "`np_maximum` (line 3 of ffn_with_a_numpy_function)"),
+    (check_matvec, matvec_numpy, "`np.reshape` (line 2 of matvec_numpy)"),
+    (check_transpose, transpose_numpy, "`np.reshape` (line 2 of transpose_numpy)"),
+])
+def test_numpy_is_refused_with_where_it_was_used(check, fn, where, capsys):
+    verdict = check(fn)
+    out = capsys.readouterr().out
+    assert not verdict and where in out, out
+    assert "Likely mistake: NumPy used where this lesson asks for lists and loops" in out
+    assert "right numbers on all" in out                      # these are right apart from the rule
+    assert verdict.mistake == "NumPy used where this lesson asks for lists and loops"
+    assert verdict.passed == verdict.total - 1
+
+
+def test_numpy_with_wrong_numbers_says_both(capsys):
+    def transpose(M, n_rows, n_cols):
+        return np.reshape(M, (n_rows, n_cols)).ravel().tolist()     # NumPy, and not transposed either
+    assert not check_transpose(transpose)
+    out = capsys.readouterr().out
+    assert "wrong on 3 of 5 cases; the first, 2 x 3, a wide matrix: your function returned [11, 12, 13, 21, 22, 23]" \
+        in out and "uses NumPy" in out
+
+
+def test_reading_the_bytecode_finds_no_numpy_in_plain_loops():
+    from helpers.checks.lesson02 import numpy_uses
+    for fn in (ffn_nested_loops, ffn_comprehensions, ffn_calling_own_matvec, ffn_with_math, flat.ffn_forward,
+               matvec_loops, transpose_slicing, one_stride_d, strides_swapped):
+        assert numpy_uses(fn) == [], fn.__name__
+
+
+def test_a_numpy_stub_is_still_not_implemented(capsys):
+    def ffn_forward(x, W1, b1, W2, b2):
+        z = np.zeros(len(b1))
+        raise NotImplementedError("your code here")
+    verdict = check_ffn_forward(ffn_forward)
+    assert verdict.status == "not attempted" and "not implemented yet" in capsys.readouterr().out
+
+
+# ---- inputs that are not too kind ------------------------------------------------------------------------
+def test_an_answer_rounded_to_three_decimals_fails(capsys):
+    def ffn_rounded(x, W1, b1, W2, b2):
+        return [round(v, 3) for v in ffn_nested_loops(x, W1, b1, W2, b2)]
+    assert not check_ffn_forward(ffn_rounded)
+    out = capsys.readouterr().out
+    assert "\u2718 H < D: D = 4 narrows to H = 3, numbers with three decimals" in out
+
+    def matvec_rounded(M, v):
+        return [round(t, 2) for t in matvec_loops(M, v)]
+    assert not check_matvec(matvec_rounded)
+    assert "\u2718 2 x 4, more columns than rows, numbers with three decimals" in capsys.readouterr().out
+
+
+# ---- hidden cases: they run only while the work is graded ------------------------------------------------
+# The public cases' answers, learned by heart (worked out here, outside the function the check watches).
+PUBLIC_ANSWERS = [(case.args["x"], flat.ffn_forward(**case.args)) for case in FFN_CASES]
+
+
+def fitted_to_the_public_cases(x, W1, b1, W2, b2):
+    # A function that learned the public cases by heart (or special-cases their shapes) passes them all.
+    for known_x, answer in PUBLIC_ANSWERS:
+        if known_x == list(x):
+            return list(answer)
+    return [0.0] * len(x)
+
+
+def test_hidden_cases_do_not_run_for_a_learner(capsys, monkeypatch):
+    monkeypatch.delenv("FFN_GRADING", raising=False)
+    monkeypatch.delenv("NBGRADER_EXECUTION", raising=False)
+    verdict = check_ffn_forward(fitted_to_the_public_cases)
+    out = capsys.readouterr().out
+    assert verdict and verdict.total == 4 and "all 4 public cases pass" in out and "hidden" not in out
+
+
+def test_hidden_cases_run_when_graded_and_catch_a_fitted_answer(capsys, monkeypatch):
+    from helpers.checks.lesson02 import FFN_HIDDEN
+    monkeypatch.setenv("FFN_GRADING", "1")
+    verdict = check_ffn_forward(fitted_to_the_public_cases)
+    out = capsys.readouterr().out
+    assert not verdict and verdict.total == 7 and verdict.hidden == 3 and verdict.passed == 4
+    assert "checking 7 cases, 3 of them hidden" in out and "\u2718 hidden: D = 1 expands to H = 7" in out
+    assert check_ffn_forward(ffn_nested_loops)
+    assert "all 7 cases pass, 3 of them hidden ones" in capsys.readouterr().out
+    shapes = {(len(c.args["x"]), len(c.args["b1"])) for c in FFN_HIDDEN}
+    assert any(D == 1 for D, _ in shapes) and any(H == 1 for _, H in shapes)
+
+
+def test_hidden_cases_count_in_the_numpy_refusal_when_graded(capsys, monkeypatch):
+    monkeypatch.setenv("FFN_GRADING", "1")
+    verdict = check_ffn_forward(ffn_numpy_returning_list)
+    assert not verdict and verdict.total == 8 and "right numbers on all 7 cases" in capsys.readouterr().out
+
+
+def test_at_least_nine_in_ten_rejections_name_the_mistake_or_the_problem(capsys):
+    wrong = [(check_ffn_forward, fn) for fn, _ in WRONG_FFNS]
+    wrong += [(check_ffn_forward, fn) for fn in (returns_hidden, forgets_return, divides_by_zero, changes_x,
+                                                 changes_b1, ffn_numpy_returning_list, ffn_via_a_numpy_helper)]
+    wrong += [(check_matvec, fn) for fn in (matvec_stride_rows, matvec_column_major, matvec_no_offset,
+                                            matvec_not_reset, matvec_numpy, lambda M, v: None)]
+    wrong += [(check_transpose, fn) for fn in (transpose_loops_swapped, transpose_reads_the_output_position,
+                                               transpose_wrong_stride, transpose_arguments_swapped,
+                                               transpose_numpy, lambda M, r, c: M[:-1])]
+    verdicts = [check(fn) for check, fn in wrong]
+    capsys.readouterr()
+    assert not any(verdicts)                                   # no wrong answer accepted
+    generic = [v.mistake for v in verdicts if not v.mistake or ("expected" in v.mistake and ", got" in v.mistake)]
+    assert len(generic) <= 0.1 * len(verdicts), generic

@@ -1,5 +1,7 @@
-"""The lesson 03 graders: every known mistake gets its own diagnosis, and correct answers in several styles pass."""
+"""The lesson 03 graders against banks of answers written the way a learner writes them: right ones in several
+styles pass; every wrong one fails with its own named mistake or a specific problem, never a bare expected/got."""
 import math
+import re
 
 import numpy as np
 import pytest
@@ -9,9 +11,21 @@ from helpers.checks import lesson03
 from helpers.ffn import ffn, relu
 
 
+@pytest.fixture(autouse=True)
+def not_grading(monkeypatch):
+    """The learner's view: hidden cases do not run (tests that grade set the variable themselves)."""
+    for name in ("FFN_GRADING", "NBGRADER_EXECUTION"):
+        monkeypatch.delenv(name, raising=False)
+
+
 def verdict(check, fn, capsys):
     result = check(fn)
     return result, capsys.readouterr().out
+
+
+def bare_expected_got(result):
+    """True when a failed check's recorded mistake is only a comparison of numbers, with no named mistake."""
+    return bool(re.search(r": expected .*, got ", result.mistake)) and "should be" not in result.mistake
 
 
 # --------------------------------------------------------------------------------------------------------
@@ -63,15 +77,56 @@ def batched_comprehension(x, W1, b1, W2, b2):
 def test_batched_correct_vectorised_styles_pass_without_a_note(fn, capsys):
     ok, out = verdict(check_ffn_batched, fn, capsys)
     assert ok, out
-    assert "all 4 cases pass" in out and "Note" not in out
+    assert "all 5 public cases pass" in out and "loop" not in out
 
 
-@pytest.mark.parametrize("fn", [batched_per_token_loop, batched_comprehension])
-def test_batched_per_token_loop_passes_with_a_note(fn, capsys):
-    ok, out = verdict(check_ffn_batched, fn, capsys)
-    assert ok, out
-    assert "all 4 cases pass" in out
-    assert "Note: correct, but your function runs Python code for every token" in out
+def batched_apply_along_axis(x, W1, b1, W2, b2):
+    return np.apply_along_axis(lambda row: relu(row @ W1 + b1) @ W2 + b2, 1, x)
+
+
+def batched_loop_after_one_product(x, W1, b1, W2, b2):
+    h = relu(x @ W1 + b1)                                # one product for every token ...
+    return np.stack([row @ W2 + b2 for row in h])        # ... then a loop over the tokens all the same
+
+
+def batched_dot_method_loop(x, W1, b1, W2, b2):
+    return np.array([np.maximum(row.dot(W1) + b1, 0).dot(W2) + b2 for row in x])   # row.dot(W1): unrecorded
+
+
+def batched_map(x, W1, b1, W2, b2):
+    return np.array(list(map(lambda row: ffn(row, W1, b1, W2, b2), x)))
+
+
+def batched_in_two_halves(x, W1, b1, W2, b2):
+    half = (len(x) + 1) // 2
+    return np.concatenate([ffn(x[:half], W1, b1, W2, b2), ffn(x[half:], W1, b1, W2, b2)])
+
+
+@pytest.mark.parametrize("fn, how", [
+    (batched_per_token_loop, "products with W1, one token each"),
+    (batched_comprehension, "products with W1, one token each"),
+    (batched_apply_along_axis, "products with W1, one token each"),
+    (batched_map, "products with W1, one token each"),
+    (batched_loop_after_one_product, "Python steps for 1 token"),
+    (batched_dot_method_loop, "Python steps for 1 token"),
+    (batched_in_two_halves, "products with W1, of [2, 1] tokens"),
+])
+def test_batched_a_loop_over_the_tokens_fails_as_the_exercise_says(fn, how, capsys):
+    """The exercise says: no Python loop over the tokens. The right numbers from a loop fail, with the rule."""
+    result, out = verdict(check_ffn_batched, fn, capsys)
+    assert not result
+    assert "gives the right numbers but runs a Python loop over the tokens" in out and how in out, out
+    assert out.count("The exercise asks for no Python loop over the tokens") == 1, out
+    assert "\u2714 a single token as a (1, d) array" in out          # one token is no loop: that case passes
+    assert "loop" in result.mistake and not bare_expected_got(result)
+
+
+def relu_for_one_number(z):
+    return z if z > 0 else 0.0                           # lesson 02's ReLU, for one float
+
+
+def batched_relu_written_for_one_number(x, W1, b1, W2, b2):
+    return relu_for_one_number(x @ W1 + b1) @ W2 + b2
 
 
 def batched_with_the_residual(x, W1, b1, W2, b2):
@@ -95,6 +150,8 @@ WRONG_BATCHED = {
     "b2 left out": [lambda x, W1, b1, W2, b2: relu(x @ W1 + b1) @ W2],
     "x added to the output": [lambda x, W1, b1, W2, b2: x + relu(x @ W1 + b1) @ W2 + b2,
                               batched_with_the_residual],
+    "Python's max() used on an array": [lambda x, W1, b1, W2, b2: max(0, x @ W1 + b1) @ W2 + b2,
+                                        batched_relu_written_for_one_number],
 }
 
 
@@ -104,6 +161,7 @@ def test_batched_each_mistake_gets_its_own_diagnosis(name, fn, capsys):
     assert not ok
     assert f"Likely mistake: {name}." in out, out
     assert out.count("Likely mistake") == 1
+    assert ok.mistake == name
 
 
 def test_mistakes_are_told_apart_by_the_cases():
@@ -117,8 +175,8 @@ def test_mistakes_are_told_apart_by_the_cases():
             for case in cases:
                 try:
                     results.append(np.asarray(mistake.fn(*case.args.values())).tobytes())
-                except ValueError:
-                    results.append(b"raised")
+                except ValueError as error:                    # the checks tell errors apart by their message
+                    results.append(re.sub(r"\d+", "#", str(error)).encode())
             signatures.append(tuple(results))
         assert len(set(signatures)) == len(signatures)
 
@@ -131,12 +189,28 @@ def test_batched_float64_from_float32_is_named(capsys):
     ok, out = verdict(check_ffn_batched, loop_into_zeros, capsys)
     assert not ok
     assert "returned dtype float64 from float32 inputs" in out and "dtype=x.dtype" in out
-    assert "1 of 4 cases failed" in out                  # only the float32 case fails
+    assert "1 of 5 cases failed" in out                  # only the float32 case fails
+
+
+@pytest.mark.parametrize("fn, message", [
+    (lambda x, W1, b1, W2, b2: np.round(relu(x @ W1 + b1) @ W2 + b2, 3), "rounded to 3 decimals"),
+    (lambda x, W1, b1, W2, b2: np.round(relu(x @ W1 + b1) @ W2 + b2, 6), "rounded to 6 decimals"),
+    (lambda x, W1, b1, W2, b2: (relu(x.astype(np.float32) @ W1.astype(np.float32) + b1) @ W2 + b2).astype(x.dtype),
+     "part of the computation ran in lower precision"),
+])
+def test_batched_rounded_or_low_precision_numbers_are_named(fn, message, capsys):
+    """Too-kind inputs let these pass: the dyadic cases are exact in float32 and in few decimals. The case of
+    random numbers catches them, with a message that says what happened."""
+    result, out = verdict(check_ffn_batched, fn, capsys)
+    assert not result and message in out, out
+    assert not bare_expected_got(result)
 
 
 @pytest.mark.parametrize("fn, message", [
     (lambda x, W1, b1, W2, b2: relu(x @ W1 + b1), "the second matrix W2 was not applied"),
     (lambda x, W1, b1, W2, b2: np.max(x @ W1 + b1, 0) @ W2 + b2, "np.max(h, 0)"),
+    (lambda x, W1, b1, W2, b2: relu(x @ W1 + b1).mean(axis=0) @ W2 + b2, "something reduced over the tokens"),
+    (lambda x, W1, b1, W2, b2: (relu(x @ W1 + b1) @ W2 + b2).astype(int), "returned dtype int64"),
     (lambda x, W1, b1, W2, b2: (relu(x @ W1 + b1) @ W2 + b2).T, "That is the output transposed"),
     (lambda x, W1, b1, W2, b2: list(relu(x @ W1 + b1) @ W2 + b2), "np.stack(rows)"),
     (lambda x, W1, b1, W2, b2: None, "returned None"),
@@ -147,6 +221,7 @@ def test_batched_wrong_kinds_and_shapes_get_clear_messages(fn, message, capsys):
     ok, out = verdict(check_ffn_batched, fn, capsys)
     assert not ok
     assert message in out, out
+    assert not bare_expected_got(ok)
 
 
 def test_batched_stub_exception_mutation_and_non_function(capsys):
@@ -220,6 +295,30 @@ def test_count_each_mistake_gets_its_own_diagnosis(mistake, capsys):
     assert f"Likely mistake: {mistake.name}." in out, out
 
 
+COUNT_BANK = {   # wrong answers written the way a learner would, with what the check must say
+    "the biases forgotten": lambda d, d_ff, bias=True: d * d_ff * 2,
+    "biases counted even when bias=False": lambda d, d_ff, bias=True: d * d_ff + d_ff * d + d_ff + d,
+    "both biases given the hidden width d_ff":
+        lambda d, d_ff, bias=True: (d + 1) * d_ff * 2 if bias else 2 * d * d_ff,
+    "only b1 counted of the two biases": lambda d, d_ff, bias=True: (d + 1) * d_ff + d_ff * d if bias else 2 * d * d_ff,
+    "only b2 counted of the two biases": lambda d, d_ff, bias=True: d * d_ff + (d_ff + 1) * d if bias else 2 * d * d_ff,
+    "bias=True and bias=False swapped": lambda d, d_ff, bias=True: 2 * d * d_ff + (d + d_ff) * (not bias),
+    "attention's four d x d projections counted too":
+        lambda d, d_ff, bias=True: 4 * d * d + 2 * d * d_ff + (d + d_ff) * bias,
+    "d_ff assumed to be 4 * d": lambda d, d_ff, bias=True: 2 * d * (4 * d) + (d + 4 * d if bias else 0),
+    "W1 counted as d x d and W2 as d_ff x d_ff": lambda d, d_ff, bias=True: d ** 2 + d_ff ** 2 + (d + d_ff) * bias,
+    "only one weight matrix counted": lambda d, d_ff, bias=True: d * d_ff + (d + d_ff if bias else 0),
+    "each bias counted twice": lambda d, d_ff, bias=True: 2 * d * d_ff + 2 * (d_ff + d) * bias,
+}
+
+
+@pytest.mark.parametrize("name", list(COUNT_BANK))
+def test_count_bank_of_learner_answers_gets_named_mistakes(name, capsys):
+    result, out = verdict(check_count_ffn_params, COUNT_BANK[name], capsys)
+    assert not result
+    assert result.mistake == name, out
+
+
 def test_count_written_independently_of_the_mutants(capsys):
     """The same mistakes written the way a learner would, not copied from the grader."""
     ok, out = verdict(check_count_ffn_params, lambda d, d_ff, bias=True: d * d_ff * 2, capsys)
@@ -242,6 +341,58 @@ def test_count_wrong_kinds_get_clear_messages(fn, message, capsys):
     ok, out = verdict(check_count_ffn_params, fn, capsys)
     assert not ok
     assert message in out, out
+
+
+def count_bias_default_false(d, d_ff, bias=False):
+    return 2 * d * d_ff + (d + d_ff if bias else 0)
+
+
+def count_bias_default_none(d, d_ff, bias=None):
+    return 2 * d * d_ff + (d + d_ff if bias else 0)
+
+
+@pytest.mark.parametrize("fn, shown", [(count_bias_default_false, "False"), (count_bias_default_none, "None")])
+def test_count_a_default_other_than_true_is_named(fn, shown, capsys):
+    """Right whenever bias is passed, so only the default tells it apart: the text says bias=True."""
+    result, out = verdict(check_count_ffn_params, fn, capsys)
+    assert not result
+    assert f"your `bias` argument defaults to {shown}" in out and "bias=True" in out, out
+    assert result.mistake.startswith("your `bias` argument defaults to")
+
+
+def count_gpt2_typed_in(d, d_ff, bias=True):
+    return 4_722_432                                     # GPT-2 small's count, whatever the arguments
+
+
+def count_with_lesson_constants(d, d_ff, bias=True):
+    d, d_ff = 768, 3072                                  # the lesson's GPT-2 sizes, in place of the arguments
+    return 2 * d * d_ff + (d + d_ff if bias else 0)
+
+
+def test_count_a_number_typed_in_is_named(capsys):
+    result, out = verdict(check_count_ffn_params, count_gpt2_typed_in, capsys)
+    assert not result and "returns 4,722,432 whatever d and d_ff are" in out, out
+    result, out = verdict(check_count_ffn_params, count_with_lesson_constants, capsys)
+    assert not result and "returns 4,722,432 or 4,718,592 whatever d and d_ff are" in out, out
+    assert "do not overwrite them" in out and result.mistake.startswith("your function returns")
+
+
+def test_count_cases_are_not_too_kind():
+    """d != d_ff in every case with numbers, some d_ff other than 4d, the default exercised, both bias values."""
+    cases = lesson03._count_cases()
+    assert all(c.args["d"] != c.args["d_ff"] for c in cases)
+    assert any(c.args["d_ff"] != 4 * c.args["d"] for c in cases if "bias" not in c.args)   # the default case
+    assert {c.args.get("bias", "default") for c in cases} == {True, False, "default"}
+    labels = " ".join(c.name for c in cases)
+    assert "Transformer base, 512 -> 2048, with biases" in labels            # Vaswani et al. eq. 2: b1 and b2
+
+
+def test_count_probe_prints_nothing_of_its_own(capsys):
+    def prints_and_returns(d, d_ff, bias=True):
+        print("counting", d)
+        return 2 * d * d_ff + (d + d_ff if bias else 0)
+    ok, out = verdict(check_count_ffn_params, prints_and_returns, capsys)
+    assert ok and out.count("counting 768") == 1, out
 
 
 def count_without_bias(d, d_ff):
@@ -417,17 +568,17 @@ CHUNKING_SLIPS = {"whole": "went through at once", "split": "np.array_split(x, c
 
 
 @pytest.mark.parametrize("fn, kind, failed, also", [
-    (chunked_whole_sequence, "whole", 5, set()),
-    (chunked_array_split_into_chunk_pieces, "split", 6, {"whole"}),   # array_split(x, 1) is the whole sequence
-    (chunked_overlapping_windows, "overlap", 5, set()),
-    (chunked_one_token_at_a_time, "tokens", 5, set()),
-    (chunked_each_chunk_twice, "repeat", 6, set()),
-    (chunked_half_chunks, "sizes", 5, set()),
+    (chunked_whole_sequence, "whole", 6, set()),
+    (chunked_array_split_into_chunk_pieces, "split", 7, {"whole"}),   # array_split(x, 1) is the whole sequence
+    (chunked_overlapping_windows, "overlap", 6, set()),
+    (chunked_one_token_at_a_time, "tokens", 6, set()),
+    (chunked_each_chunk_twice, "repeat", 7, set()),
+    (chunked_half_chunks, "sizes", 6, {"tokens"}),                    # half of chunk = 3 is one token
 ])
 def test_chunked_right_numbers_from_the_wrong_chunks_are_named(fn, kind, failed, also, capsys):
     ok, out = verdict(check_ffn_chunked, fn, capsys)
     assert not ok
-    assert f"{failed} of 6 cases failed" in out, out
+    assert f"{failed} of 7 cases failed" in out, out
     assert out.count(": your function gives the right numbers, but its products with W1 took") == failed, out
     assert out.count(CHUNKING_SLIPS[kind]) == 1 and "(see above)" in out, out   # explained once, then referred to
     for other, phrase in CHUNKING_SLIPS.items():
@@ -442,7 +593,7 @@ def test_chunked_chunks_of_the_right_size_that_keep_every_hidden_row_fail_on_mem
     ok, out = verdict(check_ffn_chunked, keeps_hidden_rows, capsys)
     assert not ok
     assert "gives the right numbers but held" in out and "whole (T, d_ff) hidden layer" in out
-    assert "1 of 6 cases failed" in out
+    assert "1 of 7 cases failed" in out
 
 
 def test_the_token_counter_sees_products_in_every_layout_and_hands_back_plain_arrays():
@@ -466,12 +617,110 @@ def test_the_token_counter_sees_products_in_every_layout_and_hands_back_plain_ar
     (lambda x, W1, b1, W2, b2, chunk: chunked_preallocated(x, W1, b1, W2, b2, chunk).astype(np.float64),
      "returned dtype float64 from float32 inputs"),
     (lambda x, W1, b1, W2, b2, chunk: np.concatenate(
-        [ffn(x[s:s + chunk], W1, b1, W2, b2) for s in range(0, len(x), max(1, chunk // 2))]), "expected"),
+        [ffn(x[s:s + chunk], W1, b1, W2, b2) for s in range(0, len(x), max(1, chunk // 2))]),
+     "18 rows for 10 tokens: some tokens were computed more than once, so the slices overlap"),
+    (lambda x, W1, b1, W2, b2, chunk: np.round(chunked_preallocated(x, W1, b1, W2, b2, chunk), 2),
+     "rounded to 2 decimals"),
+    (lambda x, W1, b1, W2, b2, chunk: np.concatenate(                # float32 inside, float64 returned
+        [ffn(x[s:s + chunk].astype(np.float32), W1.astype(np.float32), b1.astype(np.float32),
+             W2.astype(np.float32), b2.astype(np.float32)) for s in range(0, len(x), chunk)]).astype(x.dtype),
+     "part of the computation ran in lower precision"),
 ])
 def test_chunked_wrong_kinds_get_clear_messages(fn, message, capsys):
     ok, out = verdict(check_ffn_chunked, fn, capsys)
     assert not ok
     assert message in out, out
+    assert not bare_expected_got(ok)
+
+
+def chunked_joined_with_np_array(x, W1, b1, W2, b2, chunk):
+    outs = []
+    for s in range(0, len(x), chunk):
+        outs.append(ffn(x[s:s + chunk], W1, b1, W2, b2))
+    return np.array(outs)
+
+
+def chunked_joined_with_np_stack(x, W1, b1, W2, b2, chunk):
+    return np.stack([ffn(x[s:s + chunk], W1, b1, W2, b2) for s in range(0, len(x), chunk)])
+
+
+@pytest.mark.parametrize("fn, name", [
+    (chunked_joined_with_np_array, "chunks joined with np.array instead of np.concatenate"),
+    (chunked_joined_with_np_stack, "chunks joined with np.stack instead of np.concatenate"),
+])
+def test_chunked_stacking_the_chunks_is_named(fn, name, capsys):
+    result, out = verdict(check_ffn_chunked, fn, capsys)
+    assert not result and result.mistake == name, out
+    assert "np.concatenate(chunks)" in out                         # the 3-D shape's own hint
+
+
+def chunked_step_typed_in(x, W1, b1, W2, b2, chunk):
+    return np.concatenate([ffn(x[s:s + 64], W1, b1, W2, b2) for s in range(0, len(x), 64)])   # the lesson's 64
+
+
+def test_chunked_a_chunk_size_typed_in_is_named(capsys):
+    """The memory case uses chunk = 64, the lesson's example: the other cases tell a typed-in 64 apart."""
+    result, out = verdict(check_ffn_chunked, chunked_step_typed_in, capsys)
+    assert not result
+    assert "\u2714 512 tokens in chunks of 64" in out
+    assert "step by the argument chunk, not by a number typed in" in out, out
+
+
+def chunked_slice_one_short(x, W1, b1, W2, b2, chunk):
+    y = np.zeros((len(x), W2.shape[1]), dtype=x.dtype)
+    for s in range(0, len(x), chunk):
+        y[s:s + chunk - 1] = ffn(x[s:s + chunk - 1], W1, b1, W2, b2)     # the last token of each chunk missed
+    return y
+
+
+def test_chunked_wrong_rows_are_named_by_place(capsys):
+    result, out = verdict(check_ffn_chunked, chunked_slice_one_short, capsys)
+    assert not result
+    assert "returned wrong numbers in 2 rows of 10 ([3, 7]), in chunks [0, 1] of 0 to 2. Row 3 should be" in out, out
+    assert not bare_expected_got(result)
+
+
+def test_chunked_cases_are_not_too_kind():
+    cases = lesson03._chunked_cases()
+    assert any(c.args["x"].shape[0] % c.args["chunk"] for c in cases)           # a shorter last chunk
+    assert any(c.args["chunk"] > c.args["x"].shape[0] for c in cases)           # chunk longer than T
+    assert any(c.args["chunk"] != 64 for c in cases) and any(c.args["chunk"] == 64 for c in cases)
+    assert all(c.args["W1"].shape[0] != c.args["W1"].shape[1] for c in cases)   # d != d_ff
+    assert {c.args["x"].dtype for c in cases} == {np.dtype(np.float32), np.dtype(np.float64)}
+
+
+# --------------------------------------------------------------------------------------------------------
+# hidden cases, and the banks as a whole
+# --------------------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("check, right, n_public, n_hidden", [
+    (check_ffn_batched, batched_three_lines, 5, 1),
+    (check_count_ffn_params, count_plain, 7, 2),
+    (check_ffn_chunked, chunked_preallocated, 7, 1),
+])
+def test_hidden_cases_run_only_while_grading(check, right, n_public, n_hidden, capsys, monkeypatch):
+    result, out = verdict(check, right, capsys)
+    assert result and f"all {n_public} public cases pass" in out and result.total == n_public
+    monkeypatch.setenv("FFN_GRADING", "1")
+    result, out = verdict(check, right, capsys)
+    assert result and result.total == n_public + n_hidden and result.hidden == n_hidden, out
+    assert f"{n_hidden} of them hidden" in out
+
+
+def test_at_least_nine_in_ten_rejections_name_the_mistake(capsys):
+    """Every wrong answer in this file's banks, run through its check: at most one in ten may be recorded with
+    only an expected/got comparison."""
+    bank = ([(check_ffn_batched, f) for fs in WRONG_BATCHED.values() for f in fs]
+            + [(check_count_ffn_params, f) for f in COUNT_BANK.values()]
+            + [(check_ffn_chunked, f) for f in (chunked_whole_sequence, chunked_array_split_into_chunk_pieces,
+                                               chunked_overlapping_windows, chunked_one_token_at_a_time,
+                                               chunked_each_chunk_twice, chunked_half_chunks,
+                                               chunked_joined_with_np_array, chunked_joined_with_np_stack,
+                                               chunked_step_typed_in, chunked_slice_one_short)])
+    results = [check(fn) for check, fn in bank]
+    capsys.readouterr()
+    assert not any(results)
+    bare = [r.mistake for r in results if bare_expected_got(r) or not r.mistake]
+    assert len(bare) * 10 <= len(results), bare
 
 
 def test_chunked_stub_exception_and_non_function(capsys):

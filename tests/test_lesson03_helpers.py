@@ -201,6 +201,8 @@ def test_plots_have_titles_and_labelled_axes():
         assert axis.get_title() and axis.get_ylabel()
     assert ax.get_xlabel() and ax_cost.get_xlabel()
     assert [t.get_text() for t in fig.axes[1].get_xticklabels()] == ["a", "b"]   # categories name the bars
+    shares = [t.get_text() for t in fig.axes[1].get_legend().get_texts()]
+    assert shares == ["FFN share of two thirds", "attention", "FFN"]                # the dashed line too
     legend = " ".join(t.get_text() for t in ax_cost.get_legend().get_texts())
     assert "slope 2.00" in legend and "FLOP counts equal at T = 128" in legend
     assert not ax_cost.texts                            # no label drawn over the lines: the legend names the line

@@ -3,7 +3,13 @@ import numpy as np
 import pytest
 
 from helpers.and_not import DETECTOR
-from helpers.checks import check_collapse, check_detector_weights, check_residual_collapse
+from helpers.checks import _verdict, check_collapse, check_detector_weights, check_residual_collapse, lesson05
+
+
+@pytest.fixture(autouse=True)
+def fresh_attempts(monkeypatch):
+    """Each test starts as a kernel would: no failed attempt at the detector yet."""
+    monkeypatch.setattr(_verdict, "_FAILED_ATTEMPTS", {})
 
 
 def stub(*args):
@@ -37,7 +43,7 @@ def collapse_by_probing(W1, b1, W2, b2):
 @pytest.mark.parametrize("fn", [collapse_numpy, collapse_loops, collapse_einsum, collapse_by_probing])
 def test_collapse_accepts_correct_styles(fn, capsys):
     assert check_collapse(fn), capsys.readouterr().out
-    assert "all 3 cases pass" in capsys.readouterr().out
+    assert "all 4 cases pass" in capsys.readouterr().out
 
 
 @pytest.mark.parametrize("fn, named", [
@@ -47,6 +53,18 @@ def test_collapse_accepts_correct_styles(fn, capsys):
     (lambda W1, b1, W2, b2: (W2 @ W1, b1 @ W2 + b2), "Likely mistake: the product in the wrong order, W2 W1"),
     (lambda W1, b1, W2, b2: (W1 * W2, b1 @ W2 + b2), "Likely mistake: W1 and W2 multiplied element by element"),
     (lambda W1, b1, W2, b2: ((W1 @ W2).T, b1 @ W2 + b2), "W transposed (the column-vector convention)"),
+    (lambda W1, b1, W2, b2: (W2 @ W1, W2 @ b1 + b2),
+     "Likely mistake: the column-vector convention throughout: W = W2 W1 and b = W2 b1 + b2"),
+    (lambda W1, b1, W2, b2: (W1 @ W2, W2 @ b1 + b2),
+     "Likely mistake: the bias in the column-vector convention, W2 b1 + b2"),
+    (lambda W1, b1, W2, b2: (np.dot(W2, W1), b2),
+     "the product in the wrong order, W2 W1; and b1 forgotten in the combined bias"),
+    (lambda W1, b1, W2, b2: (W1 * W2, b1 + b2),
+     "Likely mistake: W1 and W2 multiplied element by element; and b1 not multiplied by W2"),
+    (lambda W1, b1, W2, b2: (np.round(W1 @ W2, 2), np.round(b1 @ W2 + b2, 2)),
+     "Likely mistake: the numbers are rounded (or cast to int)"),
+    (lambda W1, b1, W2, b2: ((W1 @ W2).astype(int), b1 @ W2 + b2),
+     "Likely mistake: the numbers are rounded (or cast to int)"),
 ])
 def test_collapse_names_the_mistake(fn, named, capsys):
     assert not check_collapse(fn)
@@ -71,9 +89,9 @@ def test_collapse_wrong_order_is_named_even_though_it_crashes_on_non_square_laye
     (lambda W1, b1, W2, b2: (W1 @ W2, (b1 @ W2 + b2)[None, :]), "Return b as a flat vector"),
     (lambda W1, b1, W2, b2: (W1 @ W2, b1), "That is the length of b1"),
     (lambda W1, b1, W2, b2: ((W1 @ W2).T, b1 @ W2 + b2), "That is W transposed"),
-    (lambda W1, b1, W2, b2: (W1 @ W2, None), "`b` is None"),
-    (lambda W1, b1, W2, b2: ("W", b2), "`W` is a str"),
-    (lambda W1, b1, W2, b2: (W1 @ W2 * np.nan, b2), "`W` holds NaN"),
+    (lambda W1, b1, W2, b2: (W1 @ W2, None), "returned None for `b`"),
+    (lambda W1, b1, W2, b2: ("W", b2), "returned a str for `W`"),
+    (lambda W1, b1, W2, b2: (W1 @ W2 * np.nan, b2), "returned `W` holding NaN"),
     (lambda W1, b1, W2, b2: None, "returned None"),
     (lambda W1, b1, W2, b2: 1 / 0, "raised ZeroDivisionError"),
     ("collapse", "expected a function"),
@@ -100,7 +118,7 @@ def test_collapse_stub_says_not_implemented(capsys):
 def test_collapse_dict_message_shows_no_repr_and_does_not_call_it_a_matrix(capsys):
     assert not check_collapse(lambda W1, b1, W2, b2: {"W": W1 @ W2, "b": b1 @ W2 + b2})
     out = capsys.readouterr().out
-    assert out.count("returned a dict;") == 1 and out.count("the same as above") == 2
+    assert out.count("returned a dict;") == 1 and out.count("the same as above") == 3
     assert "array(" not in out and "{" not in out and "matrix alone" not in out
 
 
@@ -140,6 +158,7 @@ def test_residual_collapse_accepts_correct_styles(fn, capsys):
     (lambda W1, W2: (np.eye(len(W1)) + W1 @ W2).T, "M transposed (the column-vector convention)"),
     (lambda W1, W2: np.eye(W1.shape[1]) + W1 @ W2, "Likely mistake: the identity of size d_ff"),
     (lambda W1, W2: W1 @ W2 + np.identity(len(W2)), "Likely mistake: the identity of size d_ff"),
+    (lambda W1, W2: np.round(np.eye(len(W1)) + W1 @ W2, 1), "Likely mistake: the numbers are rounded"),
 ])
 def test_residual_collapse_names_the_mistake(fn, named, capsys):
     assert not check_residual_collapse(fn)
@@ -168,8 +187,8 @@ def test_residual_collapse_tells_the_two_crashing_mistakes_apart(capsys):
     (lambda W1, W2: np.eye(len(W2)) + W2 @ W1, "That is the shape of W2 @ W1"),
     (lambda W1, W2: (np.eye(len(W1)), W1 @ W2), "return the one matrix"),
     (lambda W1, W2: None, "returned None"),
-    (lambda W1, W2: np.full((len(W1), len(W1)), np.inf), "`M` holds NaN or infinity"),
-    (lambda W1, W2: np.eye(len(W1))[0], "`M` has shape"),
+    (lambda W1, W2: np.full((len(W1), len(W1)), np.inf), "returned `M` holding NaN or infinity"),
+    (lambda W1, W2: np.eye(len(W1))[0], "returned `M` of shape"),
     (lambda W1, W2: W1.undefined, "raised AttributeError"),
     (residual_numpy(np.eye(2), np.eye(2)), "expected a function"),
 ])
@@ -279,3 +298,46 @@ def test_detector_weights_stub_exception_and_not_a_function(capsys):
     assert "raised IndexError" in capsys.readouterr().out
     assert not check_detector_weights(one_unit())
     assert "expected a function" in capsys.readouterr().out
+
+
+# ---- the detector is a design exercise: no answer on the first failure, one after the second -------------------
+def test_detector_first_failure_names_the_slip_but_not_the_weights(capsys):
+    assert not check_detector_weights(lambda: unit(1, 1, 0, -1))
+    out = capsys.readouterr().out
+    assert "C does not switch the unit off" in out and "One answer that works" not in out
+    assert "After a second failed attempt" in out and "reveal=True" in out
+
+
+def test_detector_second_failure_reveals_an_answer_that_the_check_accepts(capsys):
+    assert not check_detector_weights(lambda: unit(1, 1, 0, -1))
+    assert not check_detector_weights(lambda: unit(1, 1, -1, 0))
+    out = capsys.readouterr().out
+    assert out.count("One answer that works: W1 = [[1], [1], [-1]], b1 = [-1], W2 = [[1]], b2 = [0]") == 1
+    assert check_detector_weights(lambda: ([[1], [1], [-1]], [-1], [[1]], [0]))   # the revealed answer passes
+
+
+def test_detector_stub_runs_are_no_attempts(capsys):
+    for _ in range(3):                                        # "Run All" on a fresh notebook, three times
+        assert not check_detector_weights(stub)
+    assert not check_detector_weights(lambda: unit(1, 1, 0, -1))
+    out = capsys.readouterr().out
+    assert "One answer that works" not in out and "After a second failed attempt" in out
+
+
+def test_detector_reveal_on_request(capsys):
+    assert not check_detector_weights(lambda: unit(1, 1, 0, -1), reveal=True)
+    assert "One answer that works" in capsys.readouterr().out
+
+
+# ---- the banks are big enough (CONTRIBUTING: at least 8 wrong answers and 3 right ones per exercise) ----------
+def test_each_exercise_has_a_full_bank():
+    wrong = {"collapse": 0, "residual_collapse": 0, "detector_weights": 0}
+    for name, values in ((test_collapse_names_the_mistake, "collapse"),
+                         (test_residual_collapse_names_the_mistake, "residual_collapse"),
+                         (test_detector_weights_names_the_mistake, "detector_weights")):
+        marks = [m for m in name.pytestmark if m.name == "parametrize"]
+        wrong[values] += len(marks[0].args[1])
+    assert min(wrong.values()) >= 8, wrong
+    right = [test_collapse_accepts_correct_styles, test_residual_collapse_accepts_correct_styles,
+             test_detector_weights_accepts_any_exact_detector]
+    assert all(len(t.pytestmark[0].args[1]) >= 3 for t in right)

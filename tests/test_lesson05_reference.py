@@ -289,5 +289,9 @@ def test_side_by_side_plot_has_titled_labelled_panels(task):
         assert [ax.get_title() for ax in axes] == ["constant", "disc"]
         assert all(ax.get_xlabel() and ax.get_ylabel() for ax in axes)
         assert fig._suptitle.get_text() == "suptitle"
+        # every colour in the figure is in the legend: both labels, both shaded regions, the level lines
+        labels = [t.get_text() for t in axes[0].get_legend().get_texts()]
+        assert labels == ["label 1 (disc)", "label 0 (ring)", "predicted label 1", "predicted label 0",
+                          "probability of label 1"]
     finally:
         plt.close(fig)

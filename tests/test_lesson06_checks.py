@@ -1,17 +1,24 @@
-"""Lesson 06 graders: each known wrong implementation gets its own named diagnosis; correct ones in several
-styles pass; stubs, exceptions, None, wrong shapes and inputs changed in place get their own messages."""
+"""Lesson 06 graders against banks of learner answers: each wrong one is rejected with its own named mistake
+or a specific message; right ones in several styles pass; stubs, exceptions, None, wrong shapes and inputs
+changed in place get their own messages."""
 import math
 
 import numpy as np
 import pytest
 
+from helpers import kv_memory as kv
 from helpers.checks import check_ffn_as_sum, check_store_fact, check_top_units
-from helpers.kv_memory import THETA
+from helpers.checks import lesson06 as L
 
 
 def verdict(check, fn, capsys):
     ok = check(fn)
     return ok, capsys.readouterr().out
+
+
+def named(out):
+    """The "Likely mistake" / "Possibly" lines of a report."""
+    return [line for line in out.splitlines() if line.startswith(("  Likely mistake", "  Possibly"))]
 
 
 # --------------------------------------------------------------------------------------------------------
@@ -34,8 +41,15 @@ def sum_numpy(x, W1, b1, W2, b2):
     return (a[:, None] * W2).sum(axis=0) + b2
 
 
-def sum_einsum(x, W1, b1, W2, b2):
-    return np.einsum("k,kj->j", np.maximum(np.einsum("i,ik->k", x, W1) + b1, 0), W2) + b2
+def sum_einsum_terms(x, W1, b1, W2, b2):
+    """The terms as rows with einsum (no sum over k inside the product), then summed."""
+    a = np.maximum(np.einsum("i,ik->k", x, W1) + b1, 0)
+    return np.einsum("k,kj->kj", a, W2).sum(axis=0) + b2
+
+
+def sum_diag(x, W1, b1, W2, b2):
+    """diag(a) @ W2 keeps one row per unit: the terms, summed afterwards."""
+    return (np.diag(np.maximum(x @ W1 + b1, 0)) @ W2).sum(axis=0) + b2
 
 
 def sum_pure_python(x, W1, b1, W2, b2):
@@ -50,11 +64,34 @@ def sum_pure_python(x, W1, b1, W2, b2):
     return y
 
 
-@pytest.mark.parametrize("fn", [sum_loop, sum_comprehension, sum_numpy, sum_einsum, sum_pure_python])
+def sum_np_sum_of_list(x, W1, b1, W2, b2):
+    terms = [max(0.0, x @ W1[:, k] + b1[k]) * W2[k] for k in range(W1.shape[1])]
+    return np.sum(terms, axis=0) + b2
+
+
+def sum_rows_taken(x, W1, b1, W2, b2):
+    """Rows taken out with take and fancy indexing: still the terms, one per unit."""
+    units = list(range(W1.shape[1]))
+    a = np.maximum(x @ W1 + b1, 0)
+    return b2 + (a[units, None] * W2[units]).sum(axis=0) + 0 * W2.take(0, axis=0)
+
+
+RIGHT_SUMS = [sum_rows_taken, sum_loop, sum_comprehension, sum_numpy, sum_einsum_terms, sum_diag, sum_pure_python,
+              sum_np_sum_of_list]
+
+
+@pytest.mark.parametrize("fn", RIGHT_SUMS)
 def test_correct_sums_pass(fn, capsys):
     ok, out = verdict(check_ffn_as_sum, fn, capsys)
     assert ok, out
-    assert "all 5 cases pass" in out and "\u2718" not in out
+    assert "all 6 public cases pass" in out and "\u2718" not in out
+
+
+def test_correct_sums_pass_the_hidden_case_when_graded(monkeypatch, capsys):
+    monkeypatch.setenv("FFN_GRADING", "1")
+    for fn in RIGHT_SUMS:
+        ok, out = verdict(check_ffn_as_sum, fn, capsys)
+        assert ok and "all 7 cases pass, 1 of them hidden" in out, out
 
 
 def rows_of_W1(x, W1, b1, W2, b2):
@@ -128,7 +165,58 @@ def loop_over_W1_rows(x, W1, b1, W2, b2):
     return y
 
 
-@pytest.mark.parametrize("fn, label, diagnosis", [
+def matmul_whole(x, W1, b1, W2, b2):
+    """The rule the text states: no product with W2 as a whole."""
+    return np.maximum(x @ W1 + b1, 0) @ W2 + b2
+
+
+def dot_whole(x, W1, b1, W2, b2):
+    return np.dot(np.maximum(np.dot(x, W1) + b1, 0), W2) + b2
+
+
+def einsum_contracting(x, W1, b1, W2, b2):
+    return np.einsum("k,kj->j", np.maximum(x @ W1 + b1, 0), W2) + b2
+
+
+def dot_method(x, W1, b1, W2, b2):
+    """The plain array's own method, which no NumPy override sees."""
+    return np.maximum(x @ W1 + b1, 0).dot(W2) + b2
+
+
+def transposed_product(x, W1, b1, W2, b2):
+    return W2.T @ np.maximum(W1.T @ x + b1, 0) + b2
+
+
+def rounded_4(x, W1, b1, W2, b2):
+    return np.round(sum_numpy(x, W1, b1, W2, b2), 4)
+
+
+def rounded_2(x, W1, b1, W2, b2):
+    return [round(float(v), 2) for v in sum_loop(x, W1, b1, W2, b2)]
+
+
+def skip_first_unit(x, W1, b1, W2, b2):
+    y = b2.copy()
+    for k in range(1, W1.shape[1]):
+        y = y + max(0.0, x @ W1[:, k] + b1[k]) * W2[k]
+    return y
+
+
+def skip_last_unit(x, W1, b1, W2, b2):
+    y = b2.copy()
+    for k in range(W1.shape[1] - 1):
+        y = y + max(0.0, x @ W1[:, k] + b1[k]) * W2[k]
+    return y
+
+
+def abs_activation(x, W1, b1, W2, b2):
+    return b2 + sum(abs(x @ W1[:, k] + b1[k]) * W2[k] for k in range(W1.shape[1]))
+
+
+WRONG_SUMS = [
+    (skip_first_unit, "Likely mistake", "a unit left out: the loop starts at 1"),
+    (skip_last_unit, "Likely mistake", "a unit left out: the loop stops one early"),
+    (abs_activation, "Likely mistake", "the absolute value |z| used instead of relu(z)"),
     (loop_over_d, "Likely mistake", "looped over d units instead of d_ff"),
     (loop_over_W1_rows, "Likely mistake", "looped over d units instead of d_ff"),
     (rows_of_W1, "Likely mistake", "keys read from the rows of W1"),
@@ -136,22 +224,65 @@ def loop_over_W1_rows(x, W1, b1, W2, b2):
     (columns_of_W2, "Likely mistake", "values read from the columns of W2"),
     (no_b2, "Likely mistake", "b2 left out"),
     (b2_per_unit, "Likely mistake", "b2 added once per unit"),
-    (no_relu, "Likely mistake", "(ReLU) not applied"),
+    (no_relu, "Likely mistake", "ReLU not applied"),
     (no_b1, "Likely mistake", "b1 left out"),
     (b1_after_relu, "Likely mistake", "b1 added after the ReLU"),
     (relu_on_output, "Likely mistake", "ReLU applied to the output as well"),
-])
+    (matmul_whole, "Likely mistake", "W2 multiplied as a whole (h @ W2)"),
+    (dot_whole, "Likely mistake", "W2 multiplied as a whole (h @ W2)"),
+    (einsum_contracting, "Likely mistake", "W2 multiplied as a whole (h @ W2)"),
+    (transposed_product, "Likely mistake", "W2 multiplied as a whole (h @ W2)"),
+    (dot_method, "Likely mistake", "W2 multiplied as a whole (h @ W2)"),
+]
+
+
+@pytest.mark.parametrize("fn, label, diagnosis", WRONG_SUMS, ids=[f.__name__ for f, _, _ in WRONG_SUMS])
 def test_each_wrong_sum_gets_its_own_diagnosis(fn, label, diagnosis, capsys):
     ok, out = verdict(check_ffn_as_sum, fn, capsys)
     assert not ok
-    assert f"{label}: " in out and diagnosis in out, out
-    assert out.count("mistake:") + out.count("Possibly:") == 1, out
+    lines = named(out)
+    assert len(lines) == 1 and lines[0].startswith(f"  {label}: ") and diagnosis in lines[0], out
+
+
+def test_the_whole_product_gets_a_case_message_that_names_it(capsys):
+    ok, out = verdict(check_ffn_as_sum, matmul_whole, capsys)
+    assert "gives the right numbers by multiplying W2 as a whole matrix" in out
+    assert ok.mistake.startswith("W2 multiplied as a whole"), ok.mistake
+
+
+def test_whole_product_with_a_slip_is_named_by_the_slip(capsys):
+    def product_without_b2(x, W1, b1, W2, b2):
+        return np.maximum(x @ W1 + b1, 0) @ W2
+    ok, out = verdict(check_ffn_as_sum, product_without_b2, capsys)
+    assert not ok and "Likely mistake: b2 left out" in out, out
+
+
+@pytest.mark.parametrize("fn, decimals", [(rounded_4, 4), (rounded_2, 2)])
+def test_a_rounded_output_is_named(fn, decimals, capsys):
+    ok, out = verdict(check_ffn_as_sum, fn, capsys)
+    assert not ok and f"returned the output rounded to {decimals} decimals" in out, out
+    assert f"rounded to {decimals} decimals" in ok.mistake
+
+
+def test_rounding_to_4_decimals_shows_only_on_the_unrounded_case(capsys):
+    ok, out = verdict(check_ffn_as_sum, rounded_4, capsys)
+    failed = [line for line in out.splitlines() if line.startswith("  \u2718")]
+    assert len(failed) == 1 and "unrounded weights" in failed[0], out
+
+
+def test_b2_aliased_and_changed_in_place(capsys):
+    def aliased(x, W1, b1, W2, b2):
+        y = b2                                      # no copy: y += ... changes b2 itself
+        for k in range(W1.shape[1]):
+            y += max(0.0, x @ W1[:, k] + b1[k]) * W2[k]
+        return y
+    ok, out = verdict(check_ffn_as_sum, aliased, capsys)
+    assert not ok and "changed its input `b2` in place" in out
 
 
 def test_a_case_has_units_past_index_d_that_fire_and_write():
     """Without such a case a loop over range(d) passes: in every other case the units from d on are silent
     (or the layer is square)."""
-    from helpers.checks import lesson06 as L
     writers = []
     for case in L._sum_cases():
         a = case.args
@@ -161,11 +292,21 @@ def test_a_case_has_units_past_index_d_that_fire_and_write():
     assert max(writers) >= 3, writers
 
 
+def test_the_product_watch_is_invisible_to_right_answers():
+    """W2 as the check hands it prints as the plain array, and products with its rows are plain arrays."""
+    W2 = np.arange(6.0).reshape(3, 2).view(L._ProductWatch)
+    W2.whole, W2.summed = (3, 2), []
+    assert repr(W2) == repr(np.arange(6.0).reshape(3, 2))
+    assert type(W2[0] * 2.0) is np.ndarray and type(np.ones(3) @ W2) is np.ndarray
+    assert W2.summed == [(2,)]
+
+
 def test_sum_stub_says_not_implemented(capsys):
     def stub(x, W1, b1, W2, b2):
         raise NotImplementedError("your code here")
     ok, out = verdict(check_ffn_as_sum, stub, capsys)
     assert not ok and "not implemented yet" in out and "\u2718" not in out
+    assert ok.status == "not attempted"
 
 
 def test_sum_exception_none_shape_and_mutation(capsys):
@@ -235,11 +376,27 @@ def top_heap(x, W1, b1, W2, k):
     return tuple(heapq.nlargest(k, range(len(sizes)), key=sizes.__getitem__))
 
 
-@pytest.mark.parametrize("fn", [top_numpy, top_sorted, top_array_reversed, top_heap])
+def top_squared_lengths(x, W1, b1, W2, k):
+    """Squared lengths rank the units the same way."""
+    C = np.maximum(x @ W1 + b1, 0)[:, None] * W2
+    return [int(j) for j in np.argsort((C ** 2).sum(axis=1))[::-1][:k]]
+
+
+RIGHT_TOPS = [top_numpy, top_sorted, top_array_reversed, top_heap, top_squared_lengths]
+
+
+@pytest.mark.parametrize("fn", RIGHT_TOPS)
 def test_correct_top_units_pass(fn, capsys):
     ok, out = verdict(check_top_units, fn, capsys)
     assert ok, out
-    assert "all 4 cases pass" in out
+    assert "all 4 public cases pass" in out
+
+
+def test_correct_top_units_pass_the_hidden_case_when_graded(monkeypatch, capsys):
+    monkeypatch.setenv("FFN_GRADING", "1")
+    for fn in RIGHT_TOPS:
+        ok, out = verdict(check_top_units, fn, capsys)
+        assert ok and "all 5 cases pass, 1 of them hidden" in out, out
 
 
 def _sizes(x, W1, b1, W2):
@@ -264,6 +421,11 @@ def top_by_value_length(x, W1, b1, W2, k):
 
 def top_by_pre_activation(x, W1, b1, W2, k):
     return list(np.argsort(-np.abs(x @ W1 + b1))[:k])
+
+
+def top_by_signed_sum(x, W1, b1, W2, k):
+    C = np.maximum(x @ W1 + b1, 0)[:, None] * W2
+    return list(np.argsort(-C.sum(axis=1))[:k])
 
 
 def top_rows_of_W1(x, W1, b1, W2, k):
@@ -293,6 +455,7 @@ def top_from_one(x, W1, b1, W2, k):
     (top_by_activation, "ranked by the activation a_j alone"),
     (top_by_value_length, "ranked by the length of the value"),
     (top_by_pre_activation, "ranked by the size of the pre-activation"),
+    (top_by_signed_sum, "ranked by the sum of a_j u_j's coordinates"),
     (top_rows_of_W1, "keys read from the rows of W1"),
     (top_columns_of_W2, "values read from the columns of W2"),
     (top_norm_axis0, "norm taken over the wrong axis"),
@@ -306,6 +469,64 @@ def test_each_wrong_top_units_gets_its_own_diagnosis(fn, diagnosis, capsys):
 def test_counting_from_one_is_named(capsys):
     ok, out = verdict(check_top_units, top_from_one, capsys)
     assert not ok and ("counting units from 1" in out or "did you count from 1?" in out), out
+
+
+def top_filled_zeros(x, W1, b1, W2, k):
+    """Indices written into np.zeros(k), which holds floats."""
+    order = np.argsort(-_sizes(x, W1, b1, W2))
+    chosen = np.zeros(k)
+    for i in range(k):
+        chosen[i] = order[i]
+    return chosen
+
+
+def top_as_float_list(x, W1, b1, W2, k):
+    return [float(j) for j in np.argsort(-_sizes(x, W1, b1, W2))[:k]]
+
+
+def top_every_unit(x, W1, b1, W2, k):
+    return list(np.argsort(-_sizes(x, W1, b1, W2)))
+
+
+def top_one_too_many(x, W1, b1, W2, k):
+    return top_numpy(x, W1, b1, W2, k + 1)
+
+
+def top_sizes_not_indices(x, W1, b1, W2, k):
+    return sorted(_sizes(x, W1, b1, W2), reverse=True)[:k]
+
+
+def top_argpartition(x, W1, b1, W2, k):
+    """The k largest, found without sorting them."""
+    return [int(j) for j in np.argpartition(-_sizes(x, W1, b1, W2), k - 1)[:k]]
+
+
+def test_the_right_units_in_another_order_are_named(capsys):
+    import random
+
+    def shuffled(x, W1, b1, W2, k):
+        units = top_numpy(x, W1, b1, W2, k)
+        if k > 2:
+            units = [units[1], units[0]] + units[2:]
+        return units
+    ok, out = verdict(check_top_units, shuffled, capsys)
+    assert not ok and "returned the right units in another order" in out, out
+    ok, out = verdict(check_top_units, top_argpartition, capsys)
+    assert ok or "another order" in out or "smallest first" in out, out
+
+
+@pytest.mark.parametrize("fn, message", [
+    (top_filled_zeros, "returned the indices as floats"),
+    (top_as_float_list, "returned the indices as floats"),
+    (top_every_unit, "returned all 4 units; keep only the first k = 2"),
+    (top_one_too_many, "returned 3 indices; expected k = 2"),
+    (top_sizes_not_indices, "not whole"),
+])
+def test_indices_of_the_wrong_kind_or_number_are_rejected(fn, message, capsys):
+    """Float indices cannot index anything: they are rejected even when their values are right."""
+    ok, out = verdict(check_top_units, fn, capsys)
+    assert not ok and message in out, out
+    assert message.split(";")[0] in ok.mistake or message in out
 
 
 def test_top_units_stub_exception_and_bad_returns(capsys):
@@ -323,16 +544,6 @@ def test_top_units_stub_exception_and_bad_returns(capsys):
         np.argsort(x)
     ok, out = verdict(check_top_units, none, capsys)
     assert not ok and "returned None" in out
-
-    def sizes_not_indices(x, W1, b1, W2, k):
-        return sorted(_sizes(x, W1, b1, W2), reverse=True)[:k]
-    ok, out = verdict(check_top_units, sizes_not_indices, capsys)
-    assert not ok and "not whole" in out
-
-    def one_too_many(x, W1, b1, W2, k):
-        return top_numpy(x, W1, b1, W2, k + 1)
-    ok, out = verdict(check_top_units, one_too_many, capsys)
-    assert not ok and "expected k = 2" in out
 
     def as_a_set(x, W1, b1, W2, k):
         return set(top_numpy(x, W1, b1, W2, k))
@@ -352,54 +563,75 @@ def test_top_units_stub_exception_and_bad_returns(capsys):
 
 
 # --------------------------------------------------------------------------------------------------------
-# store_fact(W1, b1, W2, key, value)
+# store_fact(W1, b1, W2, key, value): right answers read kv.THETA when they run
 # --------------------------------------------------------------------------------------------------------
-S = 1 / (1 - THETA)
-
-
 def store_stack(W1, b1, W2, key, value):
-    return np.column_stack([W1, key * S]), np.append(b1, -THETA * S), np.vstack([W2, value])
+    theta = kv.THETA
+    return (np.column_stack([W1, key / (1 - theta)]), np.append(b1, -theta / (1 - theta)),
+            np.vstack([W2, value]))
 
 
 def store_concatenate(W1, b1, W2, key, value):
-    return (np.concatenate([W1, (key / (1 - THETA))[:, None]], axis=1),
-            np.concatenate([b1, [-THETA / (1 - THETA)]]),
+    s = 1 / (1 - kv.THETA)
+    return (np.concatenate([W1, (key * s)[:, None]], axis=1),
+            np.concatenate([b1, [-kv.THETA * s]]),
             np.concatenate([W2, value[None, :]], axis=0))
 
 
 def store_scale_the_value(W1, b1, W2, key, value):
-    """Threshold in the key's units and the scale on the value: the same function (ReLU is homogeneous)."""
-    return np.hstack([W1, key[:, None]]), np.hstack([b1, -THETA]), np.vstack([W2, value / (1 - THETA)])
+    """Threshold in the key's units and the scale on the value: the same contribution (ReLU is homogeneous)."""
+    return np.hstack([W1, key[:, None]]), np.hstack([b1, -kv.THETA]), np.vstack([W2, value / (1 - kv.THETA)])
 
 
 def store_in_front(W1, b1, W2, key, value):
     """The new unit first: a different order of units, the same memory."""
-    return np.insert(W1, 0, key * S, axis=1), np.insert(b1, 0, -THETA * S), np.insert(W2, 0, value, axis=0)
-
-
-def store_higher_threshold(W1, b1, W2, key, value):
-    """Any threshold between the largest cosine with an old key and 1 stores the fact."""
-    theta = 0.8
-    return np.column_stack([W1, key / (1 - theta)]), np.append(b1, -theta / (1 - theta)), np.vstack([W2, value])
+    s = 1 / (1 - kv.THETA)
+    return np.insert(W1, 0, key * s, axis=1), np.insert(b1, 0, -kv.THETA * s), np.insert(W2, 0, value, axis=0)
 
 
 def store_lists(W1, b1, W2, key, value):
     """Plain lists of rows, built with loops."""
+    s = 1 / (1 - kv.THETA)
     d, n = W1.shape
-    W1_new = [list(W1[i]) + [key[i] * S] for i in range(d)]
-    return W1_new, list(b1) + [-THETA * S], [list(row) for row in W2] + [list(value)]
+    W1_new = [list(W1[i]) + [key[i] * s] for i in range(d)]
+    return W1_new, list(b1) + [-kv.THETA * s], [list(row) for row in W2] + [list(value)]
 
 
-@pytest.mark.parametrize("fn", [store_stack, store_concatenate, store_scale_the_value, store_in_front,
-                                store_higher_threshold, store_lists])
+THETA = kv.THETA      # as `from helpers.kv_memory import THETA` in a notebook
+
+
+def store_imported_constant(W1, b1, W2, key, value):
+    """Reads a global THETA imported from helpers.kv_memory: the check changes it along with kv.THETA."""
+    return (np.column_stack([W1, key / (1 - THETA)]), np.append(b1, -THETA / (1 - THETA)),
+            np.vstack([W2, value]))
+
+
+def store_with_reference(W1, b1, W2, key, value):
+    return kv.store_fact(W1, b1, W2, key, value)
+
+
+RIGHT_STORES = [store_stack, store_concatenate, store_scale_the_value, store_in_front, store_lists,
+                store_imported_constant, store_with_reference]
+
+
+@pytest.mark.parametrize("fn", RIGHT_STORES)
 def test_correct_store_fact_passes(fn, capsys):
     ok, out = verdict(check_store_fact, fn, capsys)
     assert ok, out
-    assert "all 3 cases pass" in out
+    assert "all 4 public cases pass" in out
+    assert kv.THETA == 0.5 and THETA == 0.5          # the check puts the constant back
+
+
+def test_correct_store_fact_passes_the_hidden_case_when_graded(monkeypatch, capsys):
+    monkeypatch.setenv("FFN_GRADING", "1")
+    for fn in RIGHT_STORES:
+        ok, out = verdict(check_store_fact, fn, capsys)
+        assert ok and "all 5 cases pass, 1 of them hidden" in out, out
 
 
 def store_swapped(W1, b1, W2, key, value):
-    return np.column_stack([W1, value * S]), np.append(b1, -THETA * S), np.vstack([W2, key])
+    s = 1 / (1 - kv.THETA)
+    return np.column_stack([W1, value * s]), np.append(b1, -kv.THETA * s), np.vstack([W2, key])
 
 
 def store_no_threshold(W1, b1, W2, key, value):
@@ -407,19 +639,31 @@ def store_no_threshold(W1, b1, W2, key, value):
 
 
 def store_scaled_no_threshold(W1, b1, W2, key, value):
-    return np.column_stack([W1, key / (1 - THETA)]), np.append(b1, 0.0), np.vstack([W2, value])
+    return np.column_stack([W1, key / (1 - kv.THETA)]), np.append(b1, 0.0), np.vstack([W2, value])
 
 
 def store_wrong_sign(W1, b1, W2, key, value):
-    return np.column_stack([W1, key * S]), np.append(b1, THETA * S), np.vstack([W2, value])
+    s = 1 / (1 - kv.THETA)
+    return np.column_stack([W1, key * s]), np.append(b1, kv.THETA * s), np.vstack([W2, value])
 
 
 def store_unscaled(W1, b1, W2, key, value):
-    return np.column_stack([W1, key]), np.append(b1, -THETA), np.vstack([W2, value])
+    return np.column_stack([W1, key]), np.append(b1, -kv.THETA), np.vstack([W2, value])
 
 
 def store_bias_unscaled(W1, b1, W2, key, value):
-    return np.column_stack([W1, key * S]), np.append(b1, -THETA), np.vstack([W2, value])
+    s = 1 / (1 - kv.THETA)
+    return np.column_stack([W1, key * s]), np.append(b1, -kv.THETA), np.vstack([W2, value])
+
+
+def store_written_out(W1, b1, W2, key, value):
+    """The threshold typed in as its printed value, 0.5."""
+    return np.column_stack([W1, key / 0.5]), np.append(b1, -0.5 / 0.5), np.vstack([W2, value])
+
+
+def store_frozen_default(W1, b1, W2, key, value, theta=kv.THETA):
+    """kv.THETA read once, when the function was defined: the same slip."""
+    return np.column_stack([W1, key / (1 - theta)]), np.append(b1, -theta / (1 - theta)), np.vstack([W2, value])
 
 
 @pytest.mark.parametrize("fn, diagnosis, symptom", [
@@ -430,43 +674,78 @@ def store_bias_unscaled(W1, b1, W2, key, value):
     (store_wrong_sign, "the threshold with the wrong sign", "for the new key"),
     (store_unscaled, "the key not scaled by 1 / (1 - THETA)", "(0.5 times the value: the new unit's activation"),
     (store_bias_unscaled, "the bias not scaled", "for the new key"),
+    (store_written_out, "the threshold written as 0.5 instead of read from kv.THETA",
+     "In this case the check set kv.THETA to 0.3: read kv.THETA inside your function"),
+    (store_frozen_default, "the threshold written as 0.5 instead of read from kv.THETA",
+     "yours writes nothing there, so its threshold is above 0.475"),
 ])
 def test_each_wrong_store_fact_gets_its_own_diagnosis(fn, diagnosis, symptom, capsys):
     ok, out = verdict(check_store_fact, fn, capsys)
     assert not ok
     assert "Likely mistake: " + diagnosis in out, out
     assert symptom in out, out
+    assert kv.THETA == 0.5
+
+
+def test_a_threshold_other_than_theta_is_named_by_the_threshold_it_behaves_like(capsys):
+    def store_higher_threshold(W1, b1, W2, key, value):
+        theta = 0.8                          # stores every fact here, but is not the threshold the text asks
+        return (np.column_stack([W1, key / (1 - theta)]), np.append(b1, -theta / (1 - theta)),
+                np.vstack([W2, value]))
+    ok, out = verdict(check_store_fact, store_higher_threshold, capsys)
+    assert not ok and "4 of 4 cases failed" in out, out
+    assert "above kv.THETA = 0.5, the new unit should write 0.25 times the value" in out
+    assert "yours writes nothing there, so its threshold is above 0.625" in out
+
+    def store_lower_threshold(W1, b1, W2, key, value):
+        theta = 0.4
+        return (np.column_stack([W1, key / (1 - theta)]), np.append(b1, -theta / (1 - theta)),
+                np.vstack([W2, value]))
+    ok, out = verdict(check_store_fact, store_lower_threshold, capsys)
+    assert not ok and "as a unit with threshold 0.4 would" in out, out
+
+
+def test_value_written_twice_as_long_is_named(capsys):
+    def doubled(W1, b1, W2, key, value):
+        s = 1 / (1 - kv.THETA)
+        return np.column_stack([W1, key * s]), np.append(b1, -kv.THETA * s), np.vstack([W2, value * s])
+    ok, out = verdict(check_store_fact, doubled, capsys)
+    assert not ok and "(2 times the value: the new unit's activation on its key should be 1)" in out, out
 
 
 def test_store_fact_shape_messages(capsys):
+    s = 1 / (1 - kv.THETA)
+
     def overwrite_unit_0(W1, b1, W2, key, value):
         W1, b1, W2 = W1.copy(), b1.copy(), W2.copy()
-        W1[:, 0], b1[0], W2[0] = key * S, -THETA * S, value
+        W1[:, 0], b1[0], W2[0] = key * s, -kv.THETA * s, value
         return W1, b1, W2
     ok, out = verdict(check_store_fact, overwrite_unit_0, capsys)
     assert not ok and "as many units as before" in out and "IndexError" in out
 
     def only_the_new_fact(W1, b1, W2, key, value):
-        return key[:, None] * S, np.array([-THETA * S]), value[None, :]
+        return key[:, None] * s, np.array([-kv.THETA * s]), value[None, :]
     ok, out = verdict(check_store_fact, only_the_new_fact, capsys)
     assert not ok and "holds only the new fact" in out
 
     def key_as_a_row(W1, b1, W2, key, value):
-        return np.vstack([W1, key[:W1.shape[1]]]), np.append(b1, -THETA * S), np.vstack([W2, value])
+        return np.vstack([W1, key[:W1.shape[1]]]), np.append(b1, -kv.THETA * s), np.vstack([W2, value])
     ok, out = verdict(check_store_fact, key_as_a_row, capsys)
     assert not ok and "The key went in as a row" in out
 
     def value_as_a_column(W1, b1, W2, key, value):
-        return np.column_stack([W1, key * S]), np.append(b1, -THETA * S), np.column_stack([W2, value[:len(W2)]])
+        return (np.column_stack([W1, key * s]), np.append(b1, -kv.THETA * s),
+                np.column_stack([W2, value[:len(W2)]]))
     ok, out = verdict(check_store_fact, value_as_a_column, capsys)
     assert not ok and "The value went in as a column" in out
 
 
 def test_store_fact_names_an_old_unit_overwritten(capsys):
     def off_by_one(W1, b1, W2, key, value):
+        s = 1 / (1 - kv.THETA)
         W2_new = np.vstack([W2, value])
         W2_new[len(W2) - 1] = value                 # meant the new row, wrote over the last old one
-        return np.column_stack([W1, key * S]), np.append(b1, -THETA * S), W2_new
+        return np.column_stack([W1, key * s]), np.append(b1, -kv.THETA * s), W2_new
     ok, out = verdict(check_store_fact, off_by_one, capsys)
     assert not ok and "some of the old units were changed" in out
 
@@ -476,11 +755,12 @@ def test_store_fact_stub_exception_none_and_mutation(capsys):
         raise NotImplementedError("your code here")
     ok, out = verdict(check_store_fact, stub, capsys)
     assert not ok and "not implemented yet" in out and "\u2718" not in out
+    assert ok.status == "not attempted" and kv.THETA == 0.5
 
     def crashes(W1, b1, W2, key, value):
         return np.hstack([W1, key])
     ok, out = verdict(check_store_fact, crashes, capsys)
-    assert not ok and "raised ValueError" in out
+    assert not ok and "raised ValueError" in out and kv.THETA == 0.5
 
     def returns_none(W1, b1, W2, key, value):
         store_stack(W1, b1, W2, key, value)
@@ -502,14 +782,22 @@ def test_store_fact_stub_exception_none_and_mutation(capsys):
     assert not ok and "expected a function" in out
 
 
+def test_store_cases_keep_old_keys_below_the_threshold_and_probes_orthogonal_to_them():
+    for store in L._store_cases() + L._store_hidden():
+        keys, new = store.queries[:-1], store.queries[-1]
+        assert np.all(keys @ new < store.theta - 0.1)                     # the new key is a fair new fact
+        assert np.allclose(store.probes @ new, store.cosines)
+        assert np.all(np.abs(store.probes @ keys.T) < store.theta)        # old units stay silent for probes
+
+
 # --------------------------------------------------------------------------------------------------------
 # Every mutant a grader knows is reachable: run as a learner's function, it is diagnosed as itself
 # --------------------------------------------------------------------------------------------------------
-@pytest.mark.parametrize("check, bank", [("check_ffn_as_sum", "_SUM_MISTAKES"),
-                                         ("check_top_units", "_TOP_MISTAKES")], ids=["ffn_as_sum", "top_units"])
+@pytest.mark.parametrize("check, bank", [("check_ffn_as_sum", "_SUM_MISTAKES"), ("check_top_units", "_TOP_MISTAKES"),
+                                         ("check_store_fact", "_STORE_MISTAKES")],
+                         ids=["ffn_as_sum", "top_units", "store_fact"])
 def test_every_mutant_is_diagnosed_as_itself(check, bank, capsys):
-    from helpers.checks import lesson06 as L
     for mistake in getattr(L, bank):
         ok, out = verdict(getattr(L, check), mistake.fn, capsys)
-        named = [line for line in out.splitlines() if line.startswith(("  Likely mistake", "  Possibly"))]
-        assert not ok and len(named) == 1 and mistake.name in named[0], (mistake.name, out)
+        lines = named(out)
+        assert not ok and len(lines) == 1 and mistake.name in lines[0], (mistake.name, out)

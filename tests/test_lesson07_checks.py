@@ -63,7 +63,7 @@ def route_reversed_ascending(logits, k):
 def test_route_accepts_correct_styles(fn, capsys):
     result, out = grade(check_route, fn, capsys)
     assert result, out
-    assert "all 8 cases pass" in out and "\u2718" not in out
+    assert "all 8 public cases pass" in out and "\u2718" not in out
 
 
 def route_all_softmax(logits, k):
@@ -114,7 +114,32 @@ def route_mask_by_value(logits, k):
     return experts, weights
 
 
+def route_experts_sorted(logits, k):
+    """The chosen experts sorted by index for tidiness; the weights stay in logit order."""
+    experts = np.sort(np.argsort(-logits, axis=1)[:, :k], axis=1)
+    top = -np.sort(-logits, axis=1)[:, :k]
+    return experts, [stable_softmax(row) for row in top.tolist()]
+
+
+def route_sort_both_ways(logits, k):
+    """Experts from a descending argsort, weights from an ascending sort of the values."""
+    experts = np.argsort(-logits, axis=1)[:, :k]
+    top = np.sort(logits, axis=1)[:, -k:]
+    e = np.exp(top - top.max(axis=1, keepdims=True))
+    return experts, e / e.sum(axis=1, keepdims=True)
+
+
+def route_first_columns(logits, k):
+    experts = np.argsort(-logits, axis=1)[:, :k]
+    p = np.exp(logits - logits.max(axis=1, keepdims=True))
+    p = p / p.sum(axis=1, keepdims=True)
+    return experts, p[:, :k] / p[:, :k].sum(axis=1, keepdims=True)
+
+
 WRONG_ROUTES = [
+    (route_first_columns, "weights taken from the first k columns"),
+    (route_experts_sorted, "Likely mistake: weights not reordered with their experts"),
+    (route_sort_both_ways, "Likely mistake: weights in the reverse order of their experts"),
     (route_all_softmax, "Likely mistake: softmax over all experts, not renormalised"),
     (route_smallest, "Likely mistake: the experts with the smallest logits"),
     (route_linear, "Likely mistake: weights are the chosen logits divided by their sum"),
@@ -195,6 +220,40 @@ def test_route_logits_instead_of_indices(capsys):
         return top, [stable_softmax(row) for row in top.tolist()]
     result, out = grade(check_route, values, capsys)
     assert not result and "not whole numbers" in out
+
+
+def test_route_float_indices_are_rejected(capsys):
+    def filled_zeros(logits, k):
+        experts, weights = route_numpy(logits, k)
+        as_floats = np.zeros(experts.shape)
+        as_floats[:] = experts
+        return as_floats, weights
+    result, out = grade(check_route, filled_zeros, capsys)
+    assert not result and "returned `experts` as floats (the first is" in out, out
+    assert "a float cannot index the list of experts" in result.mistake
+
+    def float_lists(logits, k):
+        experts, weights = route_numpy(logits, k)
+        return [[float(e) for e in row] for row in experts], weights
+    result, out = grade(check_route, float_lists, capsys)
+    assert not result and "returned `experts` as floats" in out
+
+
+def test_route_swapped_return_is_named(capsys):
+    def swapped(logits, k):
+        experts, weights = route_numpy(logits, k)
+        return weights, experts
+    result, out = grade(check_route, swapped, capsys)
+    assert not result and "returned `weights, experts` in the opposite order" in out, out
+
+
+def test_route_hidden_case_runs_when_graded(monkeypatch, capsys):
+    monkeypatch.setenv("FFN_GRADING", "1")
+    for fn in (route_loops, route_numpy, route_partition_renormalised, route_reversed_ascending):
+        result, out = grade(check_route, fn, capsys)
+        assert result and "all 9 cases pass, 1 of them hidden" in out, out
+    result, out = grade(check_route, route_experts_sorted, capsys)
+    assert not result and result.total == 9 and result.hidden == 1
 
 
 def test_route_counting_from_one(capsys):
@@ -309,7 +368,7 @@ def test_moe_threshold_mask_fails_only_when_a_tie_lets_k_plus_one_through(capsys
 def test_moe_accepts_correct_styles(fn, capsys):
     result, out = grade(check_moe_forward, fn, capsys)
     assert result, out
-    assert "all 6 cases pass" in out
+    assert "all 6 public cases pass" in out
 
 
 def moe_all_softmax(x, W_router, experts, k):
@@ -361,7 +420,109 @@ def moe_plus_x(x, W_router, experts, k):
     return x + moe_grouped(x, W_router, experts, k)
 
 
+def moe_assigned_per_token(x, W_router, experts, k):
+    y = np.zeros_like(x)
+    for t in range(len(x)):
+        logits = x[t] @ W_router
+        chosen = np.argsort(-logits)[:k]
+        w = np.exp(logits[chosen] - logits[chosen].max())
+        for e, weight in zip(chosen, w / w.sum()):
+            y[t] = weight * experts[e](x[t:t + 1])[0]          # = where += belongs
+    return y
+
+
+def moe_assigned_per_expert(x, W_router, experts, k):
+    logits = x @ W_router
+    chosen = np.argsort(-logits, axis=1)[:, :k]
+    picked = np.take_along_axis(logits, chosen, 1)
+    w = np.exp(picked - picked.max(1, keepdims=True))
+    w /= w.sum(1, keepdims=True)
+    y = np.zeros_like(x)
+    for e in range(len(experts)):
+        tokens, slot = np.nonzero(chosen == e)
+        if len(tokens):
+            y[tokens] = w[tokens, slot][:, None] * experts[e](x[tokens])   # = where += belongs
+    return y
+
+
+def moe_experts_sorted(x, W_router, experts, k):
+    logits = x @ W_router
+    chosen = np.sort(np.argsort(-logits, axis=1)[:, :k], axis=1)          # tidied, but weights are not
+    top = -np.sort(-logits, axis=1)[:, :k]
+    w = np.exp(top - top.max(1, keepdims=True))
+    w /= w.sum(1, keepdims=True)
+    y = np.zeros_like(x)
+    for t in range(len(x)):
+        for j in range(k):
+            y[t] += w[t, j] * experts[chosen[t, j]](x[t:t + 1])[0]
+    return y
+
+
+def moe_one_dimensional_row(x, W_router, experts, k):
+    from helpers.moe import route
+    chosen, weights = route(x @ W_router, k)
+    y = np.zeros_like(x)
+    for t in range(len(x)):
+        for j in range(k):
+            y[t] += weights[t, j] * experts[chosen[t, j]](x[t])[0]
+    return y
+
+
+def moe_old_hint_followed(x, W_router, experts, k):
+    """The old fallback hint, typed in as it read: `experts, weights = route(logits, k)`."""
+    from helpers.moe import route
+    logits = x @ W_router
+    experts, weights = route(logits, k)
+    y = np.zeros_like(x)
+    for t in range(len(x)):
+        for j in range(k):
+            e = experts[t, j]
+            y[t] += weights[t, j] * experts[e](x[t:t + 1])[0]
+    return y
+
+
+def moe_overwritten_grouped(x, W_router, experts, k):
+    """The same overwrite in a loop over experts."""
+    from helpers.moe import route
+    experts, weights = route(x @ W_router, k)
+    y = np.zeros_like(x)
+    for e in range(W_router.shape[1]):
+        rows, slot = np.nonzero(experts == e)
+        if rows.size:
+            y[rows] += weights[rows, slot, None] * experts[e](x[rows])
+    return y
+
+
+def moe_slot_as_expert(x, W_router, experts, k):
+    from helpers.moe import route
+    chosen, weights = route(x @ W_router, k)
+    y = np.zeros_like(x)
+    for t in range(len(x)):
+        for j in range(k):
+            y[t] += weights[t, j] * experts[j](x[t:t + 1])[0]          # experts[j]: the slot, not the expert
+    return y
+
+
+def moe_row_zero(x, W_router, experts, k):
+    from helpers.moe import route
+    chosen, weights = route(x @ W_router, k)
+    y = np.zeros_like(x)
+    for t in range(len(x)):
+        for j in range(k):
+            y[t] += weights[t, j] * experts[chosen[t, j]](x)[0]        # all tokens in, row 0 kept
+    return y
+
+
 WRONG_MOES = [
+    (moe_slot_as_expert, "the slot number used as the expert"),
+    (moe_row_zero, "each expert called on all of x, and row 0 kept"),
+    (moe_assigned_per_token, "an expert's output assigned with `=` instead of added"),
+    (moe_assigned_per_expert, "an expert's output assigned with `=` instead of added"),
+    (moe_experts_sorted, "weights not reordered with their experts"),
+    (_with_weights(lambda w: w[::-1]), "weights in the reverse order of their experts"),
+    (moe_one_dimensional_row, "each expert called on the 1-D row x[t]"),
+    (moe_old_hint_followed, "the expert functions overwritten by route's indices"),
+    (moe_overwritten_grouped, "the expert functions overwritten by route's indices"),
     (moe_all_softmax, "softmax over all experts, not renormalised"),
     (moe_smallest, "the experts with the smallest logits"),
     (_with_weights(lambda w: np.full(len(w), 1 / len(w))), "averaged with equal weights"),
@@ -381,6 +542,38 @@ def test_moe_names_each_mistake(fn, diagnosis, capsys):
     assert not result
     verdict = [line for line in out.splitlines() if line.startswith(("  Likely mistake", "  Possibly"))]
     assert len(verdict) == 1 and diagnosis in verdict[0], out
+
+
+def test_moe_overwritten_experts_get_their_own_message_with_the_learners_line(capsys):
+    result, out = grade(check_moe_forward, moe_old_hint_followed, capsys)
+    assert not result
+    assert "raised TypeError: `experts` no longer holds the expert functions" in out, out
+    assert "`y[t] += weights[t, j] * experts[e](x[t:t + 1])[0]`" in out, out
+    assert result.mistake.startswith("the expert functions overwritten"), result.mistake
+    assert "`chosen, weights = route(...)`" in out and "Hint:" not in out
+
+
+def test_moe_fallback_hint_does_not_overwrite_experts(capsys):
+    """The hint printed when no mistake is recognised must not tell the learner to rebind `experts`."""
+    def odd(x, W_router, experts, k):
+        return moe_grouped(x, W_router, experts, k) * 1.5
+    result, out = grade(check_moe_forward, odd, capsys)
+    assert not result and "Hint:" in out and "experts, weights =" not in out, out
+    assert "names other than `experts`" in out
+
+
+def test_moe_other_type_errors_are_not_blamed_on_experts(capsys):
+    def calls_k(x, W_router, experts, k):
+        return k(x)
+    result, out = grade(check_moe_forward, calls_k, capsys)
+    assert not result and "'int' object is not callable" in out and "no longer holds" not in out
+
+
+def test_moe_hidden_case_runs_when_graded(monkeypatch, capsys):
+    monkeypatch.setenv("FFN_GRADING", "1")
+    for fn in (moe_per_token, moe_grouped, moe_dense_then_mask):
+        result, out = grade(check_moe_forward, fn, capsys)
+        assert result and "all 7 cases pass, 1 of them hidden" in out, out
 
 
 def test_moe_transposed_router_runs_on_the_square_case_only(capsys):
@@ -508,7 +701,7 @@ def block_eps_on_std(x, ffn):
 def test_block_accepts_correct_styles(fn, capsys):
     result, out = grade(check_residual_block, fn, capsys)
     assert result, out
-    assert "all 8 cases pass" in out
+    assert "all 8 public cases pass" in out
 
 
 def _norm(x, axis=-1, ddof=0, center=True):
@@ -526,6 +719,8 @@ WRONG_BLOCKS = [
     (lambda x, f: x + f(_norm(x, axis=0)), "layer norm over axis 0 (across tokens)"),
     (lambda x, f: x + f(_norm(x, ddof=1)), "layer norm with the sample variance (ddof=1)"),
     (lambda x, f: x + f(_norm(x, center=False)), "layer norm without subtracting the mean"),
+    (lambda x, f: x * f(_norm(x)), "the FFN's output multiplied onto x instead of added"),
+    (lambda x, f: _norm(x) + f(x), "the norm and the FFN on swapped paths"),
 ]
 
 
@@ -580,6 +775,20 @@ def test_block_identity_case_catches_the_wiring_but_not_where_ln_sits():
     ln_after = WRONG_BLOCKS[0][0]
     assert np.allclose(ln_after(x, L._identity), L._reference_block(x, L._identity))
     assert not np.allclose(ln_after(x, L._double), L._reference_block(x, L._double))
+
+
+def test_block_hidden_case_runs_when_graded(monkeypatch, capsys):
+    monkeypatch.setenv("FFN_GRADING", "1")
+    for fn in (block_reference_style, block_own_norm, block_rows_loop, block_eps_on_std):
+        result, out = grade(check_residual_block, fn, capsys)
+        assert result and "all 9 cases pass, 1 of them hidden" in out, out
+
+
+def test_block_fallback_hint_is_not_the_answer(capsys):
+    def odd(x, ffn):
+        return x + ffn(layer_norm(x)) + 0.5
+    result, out = grade(check_residual_block, odd, capsys)
+    assert not result and "Hint:" in out and "return x +" not in out, out
 
 
 def test_block_in_place_addition_is_caught(capsys):

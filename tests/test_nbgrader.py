@@ -48,7 +48,7 @@ def test_exercises_are_solution_cells_checks_are_graded_and_the_rest_locked(name
             kinds["test"] += 1
             assert (meta["solution"], meta["grade"], meta["locked"]) == (False, True, True)
             assert meta["grade_id"] == f"{lesson}-{nbtool.CHECK_CALL.findall(cell.source)[0]}"
-            assert meta["points"] in (1, 2, 3)
+            assert meta["points"] in (0, 1, 2, 3)          # 0: an optional exercise (Going further)
         else:
             assert (meta["solution"], meta["grade"], meta["locked"]) == (False, False, True)
             assert "points" not in meta
@@ -83,6 +83,15 @@ def test_a_check_is_worth_its_exercises_difficulty_dots(difficulty, points):
     assert (check["grade_id"], check["points"]) == ("42-check_double", points)
     assert not demo["grade"] and demo["locked"]        # `ok = check_x(...)` is no check line
     assert meta[nb.cells[1].id]["grade_id"] == "42-double"
+
+
+def test_an_exercise_in_a_going_further_section_is_worth_no_points():
+    nb = exercise_notebook("● ● ○")
+    nb.cells.insert(0, nbformat.v4.new_markdown_cell("## Going further · Something extra (about 5 minutes)"))
+    nb.cells += [nbformat.v4.new_markdown_cell("## Recap"), nbformat.v4.new_code_cell("check_double(double)")]
+    meta = nbtool.nbgrader_metadata(nb, "42_x.ipynb")
+    assert (meta[nb.cells[3].id]["grade"], meta[nb.cells[3].id]["points"]) == (True, 0)
+    assert meta[nb.cells[-1].id]["points"] == 2                         # after the section: counted again
 
 
 def test_difficulty_is_read_past_code_between_header_and_exercise():

@@ -32,6 +32,11 @@ def test_right_and_wrong_single_answers(capsys):
     assert quiz.answer(1, " b ") and "Each row of x" in capsys.readouterr().out
 
 
+def test_the_right_answer_is_called_right_once():
+    quiz = Quiz("99", [Choice("q", "?", [Option("a", "Right: because of x.", True), Option("b", "No: y is z.")])])
+    assert quiz.judge(1, "A").text == "Right. because of x."
+
+
 def test_several_answers_name_each_wrong_pick_and_the_missing_ones():
     quiz = demo()
     partial = quiz.judge(2, "AC")

@@ -125,11 +125,23 @@ def test_a_message_repeated_with_other_numbers_collapses(capsys):
     check_function("double", lambda x: [3 * v for v in x], cases, reference,
                    lambda v, c: vector_problem(v, 2))
     out = capsys.readouterr().out
-    assert out.count("expected") == 1 and out.count("the same as above") == 2
+    assert out.count("expected") == 1 and out.count("the same as above, with its own numbers") == 2
 
 
-def test_failed_attempts_count_per_exercise(capsys):
+def test_a_repeat_is_not_collapsed_across_a_passing_case(capsys):
+    # wrong, right, wrong: "as above" would point at the passing line
+    cases = [Case("a", {"x": [1.0, 1.0]}), Case("b", {"x": [0.0, 0.0]}), Case("c", {"x": [2.0, 1.0]})]
+    check_function("double", lambda x: [3 * v for v in x], cases, reference,
+                   lambda v, c: vector_problem(v, 2))
+    out = capsys.readouterr().out
+    assert out.count("expected") == 2 and "the same as above" not in out
+
+
+def test_failed_attempts_count_real_failures_only(capsys):
+    def stub():
+        raise NotImplementedError
     before = failed_attempts("hand_trace")
+    check_hand_trace(stub)                       # Run All on a fresh notebook: not an attempt
     check_hand_trace(lambda: B1_LEFT_OUT)
     check_hand_trace(lambda: RIGHT)
     assert failed_attempts("hand_trace") == before + 1
@@ -153,7 +165,11 @@ def test_a_check_in_a_workspace_is_recorded(tmp_path, monkeypatch, capsys):
     (tmp_path / progress.MARKER).write_text("")
     monkeypatch.chdir(tmp_path)
     monkeypatch.delenv("PYTEST_CURRENT_TEST")          # as in a learner's kernel
-    check_hand_trace(lambda: ([4, -1], [4, 0], [4, 0]))
+
+    def hand_trace():
+        return [4, -1], [4, 0], [4, 0]
+    check_hand_trace(hand_trace)
+    check_hand_trace(lambda: RIGHT)                    # an experiment with another function: not progress
     [entry] = records(tmp_path)
     assert (entry["kind"], entry["lesson"], entry["item"], entry["verdict"], entry["mistake"]) == \
         ("check", "01", "hand_trace", "fail", "b2 left out")
@@ -162,13 +178,16 @@ def test_a_check_in_a_workspace_is_recorded(tmp_path, monkeypatch, capsys):
 def test_nothing_is_recorded_outside_a_workspace_or_under_tests(tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
     monkeypatch.delenv("PYTEST_CURRENT_TEST")
-    check_hand_trace(lambda: RIGHT)                    # no marker: not a workspace
+
+    def hand_trace():
+        return RIGHT
+    check_hand_trace(hand_trace)                       # no marker: not a workspace
     (tmp_path / progress.MARKER).write_text("")
     monkeypatch.setenv("PYTEST_CURRENT_TEST", "x")
-    check_hand_trace(lambda: RIGHT)                    # under pytest or nbval
+    check_hand_trace(hand_trace)                       # under pytest or nbval
     monkeypatch.delenv("PYTEST_CURRENT_TEST")
     monkeypatch.setenv(_verdict.GRADING_ENV, "1")
-    check_hand_trace(lambda: RIGHT)                    # while an instructor grades
+    check_hand_trace(hand_trace)                       # while an instructor grades
     assert not (tmp_path / progress.LOG).exists()
 
 
@@ -178,3 +197,14 @@ def test_a_read_only_workspace_does_not_break_the_check(tmp_path, monkeypatch, c
     monkeypatch.chdir(tmp_path)
     monkeypatch.delenv("PYTEST_CURRENT_TEST")
     assert check_hand_trace(lambda: RIGHT)
+
+
+def test_calling_the_courses_own_reference_for_the_exercise_is_not_passing(capsys):
+    from helpers import flat
+    from helpers.checks import check_ffn_forward
+
+    def ffn_forward(x, W1, b1, W2, b2):
+        return flat.ffn_forward(x, W1, b1, W2, b2)
+    verdict = check_ffn_forward(ffn_forward)
+    out = capsys.readouterr().out
+    assert not verdict and "calls the course's own `helpers.flat.ffn_forward`" in out

@@ -5,7 +5,9 @@
 Prints OK or FAIL for: the Python in .venv; every package in requirements.txt at its pinned version (the
 course's direct requirements one per line, the rest together); the helpers package (importable in .venv from
 any folder, installed in editable mode from this checkout); the Jupyter kernel `python3` (it must run
-.venv's Python, or notebooks cannot import helpers); and whether helpers.checks imports. Each FAIL is
+.venv's Python, or notebooks cannot import helpers); whether helpers.checks imports; and the learner's
+workspace, work/ (whether there is one, how many lessons it holds, any that is not valid JSON, any older
+than the course's edition in notebooks/, and whether the progress file can be read). Each FAIL is
 followed by the command that fixes it. Exits 1 when anything failed.
 
 Uses the standard library only and runs under any Python 3, so it also works when .venv is missing or
@@ -209,12 +211,47 @@ def diagnose(venv: Path, root: Path = ROOT) -> list[Result]:
     return results
 
 
+def workspace_results(work: Path, source: Path = ROOT / "notebooks") -> list[Result]:
+    """The learner's workspace (tools/workspace.py): none yet is fine; a lesson Jupyter cannot open, lessons
+    older than the course's edition, or a progress file that cannot be read each FAIL with their fix."""
+    try:
+        import workspace
+        state = workspace.status(work, source)
+    except Exception as error:   # e.g. a Python too old to import it: the checks above say so too
+        return [Result(False, f"cannot look into the workspace {work} ({type(error).__name__}: {error})",
+                       "run `make doctor` again once the checks above pass")]
+    if not state.exists:
+        if state.folder_exists:
+            return [Result(False, f"{work} exists but is not a workspace (it has no {workspace.MARKER} file)",
+                           "make lab   (makes it one, copying in only the lessons it lacks)")]
+        return [Result(True, f"no workspace yet ({work}): `make lab` creates it from notebooks/")]
+    total = len(state.lessons) + len(state.missing)
+    results = [Result(True, f"workspace {work}: {len(state.lessons)} of the course's {total} lessons")]
+    for name, problem in state.unreadable.items():
+        results.append(Result(False, f"{work / name}: {problem}; Jupyter cannot open it",
+                              f"restore it from {work / workspace.BACKUPS}/ if a copy is there, or move it "
+                              "aside and run `make lab` for a fresh copy"))
+    if state.older:
+        results.append(Result(False, f"{len(state.older)} lesson(s) in {work} are older than the course's "
+                                     f"edition in notebooks/: {', '.join(state.older)}",
+                              "make update   (brings the course's changes in, keeping your work; backs up first)"))
+    if state.log_problem:
+        results.append(Result(False, f"progress file: {state.log_problem}",
+                              f"move {work / workspace.LOG} aside (make progress then starts afresh)"))
+    else:
+        records = f"{state.records} record(s)" if state.records else "nothing recorded yet"
+        results.append(Result(True, f"progress file {work / workspace.LOG}: {records}"
+                              + (f" ({state.skipped} unreadable line(s) skipped)" if state.skipped else "")))
+    return results
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--venv", type=Path, default=ROOT / ".venv", help="the environment to check")
+    parser.add_argument("--work", type=Path, default=ROOT / "work", help="the learner's workspace to check")
     args = parser.parse_args(argv)
     print(f"Checking the course environment in {args.venv}")
-    results = diagnose(args.venv)
+    results = diagnose(args.venv) + workspace_results(args.work)
     for result in results:
         print(result)
     failed = sum(not r.ok for r in results)

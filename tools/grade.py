@@ -72,6 +72,8 @@ from grade_report import (FAIL, FORMAT, NOT_ATTEMPTED, NOT_HANDED_IN, NOT_RUN, P
                           column, merge, write_outputs)
 from notebooks import CHECK_CALL, META_KEY, QUIET_KERNEL, describe_cell
 
+from helpers import progress  # which exercises are optional (in a "Going further" section)
+
 ROOT = Path(__file__).resolve().parent.parent
 RANK = {PASS: 0, FAIL: 1, NOT_ATTEMPTED: 2, NOT_RUN: 3, NOT_HANDED_IN: 4}   # two copies: the better counts
 CELL_TIMEOUT, NOTEBOOK_TIMEOUT = 60, 600
@@ -198,6 +200,7 @@ class Lesson:
     course_cells: dict[str, set[str]]            # stripped source of each code cell -> checks it owns
     solutions: dict[str, str]                    # exercise -> its function's normalised syntax tree
     allowed: dict[str, set[str]]                 # exercise -> what from helpers the solution's function uses
+    optional: list[str] = field(default_factory=list)   # checks in a "Going further" section
 
 
 def normalised(source: str, name: str) -> str | None:
@@ -292,7 +295,8 @@ def load_lesson(path: Path) -> Lesson:
                                 if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == exercise)
                 allowed[exercise] = _uses(function, names)
                 break
-    return Lesson(path.stem, checks, course_cells, solutions, allowed)
+    optional = [f"check_{item.id}" for item in progress.exercises(path) if item.optional]
+    return Lesson(path.stem, checks, course_cells, solutions, allowed, optional)
 
 
 def load_course(solutions: Path = ROOT / "solutions", lessons: list[str] | None = None) -> dict[str, Lesson]:
@@ -735,6 +739,7 @@ def build_model(course: dict[str, Lesson], learners: dict[str, list[Path]], resu
     """The class's grades as plain data (what grades.json holds and `merge` combines)."""
     columns = [column(name, check) for name, lesson in course.items() for check in lesson.checks]
     model = {"format": FORMAT, "lessons": {name: lesson.checks for name, lesson in course.items()},
+             "optional": [column(name, c) for name, lesson in course.items() for c in lesson.optional],
              "settings": settings, "learners": {}, "notebooks": len(results),
              "seconds": round(sum(r.seconds for r in results), 1)}
     for learner, paths in learners.items():

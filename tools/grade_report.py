@@ -34,7 +34,7 @@ def rows_of(model: dict) -> tuple[list[str], list[dict[str, str]]]:
     header = ["learner"]
     for c in columns:
         header += [c, f"{c} score", f"{c} mistake", f"{c} flags"]
-    header += ["passed", "exercises", "score", "lessons handed in", "notes"]
+    header += ["passed", "exercises", "score", "lessons handed in", "notes"]   # totals: the core exercises
     rows = []
     for learner, data in sorted(model["learners"].items()):
         row = {"learner": learner}
@@ -42,8 +42,9 @@ def rows_of(model: dict) -> tuple[list[str], list[dict[str, str]]]:
             e = data["exercises"][c]
             row.update({c: e["verdict"], f"{c} score": f"{e['score']:.2f}", f"{c} mistake": e["mistake"],
                         f"{c} flags": "; ".join(e["flags"])})
-        verdicts = [data["exercises"][c] for c in columns]
-        row.update({"passed": str(sum(e["verdict"] == PASS for e in verdicts)), "exercises": str(len(columns)),
+        core = [c for c in columns if c not in model.get("optional", [])]   # Going further ones do not count
+        verdicts = [data["exercises"][c] for c in core]
+        row.update({"passed": str(sum(e["verdict"] == PASS for e in verdicts)), "exercises": str(len(core)),
                     "score": f"{sum(e['score'] for e in verdicts):.2f}",
                     "lessons handed in": f"{len(data['handed_in'])} of {len(model['lessons'])}",
                     "notes": "; ".join(data["notes"])})
@@ -67,6 +68,10 @@ def long_rows(model: dict) -> tuple[list[str], list[dict[str, str]]]:
     return header, rows
 
 
+def _label(model: dict, key: str, exercise: str) -> str:
+    return exercise + (" (going further)" if key in model.get("optional", []) else "")
+
+
 def class_stats(model: dict) -> dict:
     """Per exercise: counts of each verdict, and the named mistakes with their counts (most common first)."""
     stats = {}
@@ -81,7 +86,8 @@ def class_stats(model: dict) -> dict:
                     mistakes[e["mistake"]] = mistakes.get(e["mistake"], 0) + 1
             flagged = sorted((learner, flag) for learner, data in model["learners"].items()
                              for flag in data["exercises"][key]["flags"])
-            stats[key] = {"lesson": lesson, "exercise": check.removeprefix("check_"), "counts": counts,
+            stats[key] = {"lesson": lesson, "exercise": _label(model, key, check.removeprefix("check_")),
+                          "counts": counts,
                           "handed_in": len(entries) - counts[NOT_HANDED_IN],
                           "mistakes": sorted(mistakes.items(), key=lambda m: (-m[1], m[0])), "flags": flagged}
     return stats

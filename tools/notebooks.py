@@ -36,15 +36,17 @@ from pathlib import Path
 import nbformat
 from nbclient import NotebookClient
 
+# CHECK_CALL: a cell line that grades an exercise, `check_<exercise>(...)` at the start of a line (tools/grade.py
+# records these calls; tests/test_notebooks.py requires one after every exercise). EXERCISE_HEADING: an
+# exercise's title. helpers.progress defines both, as `make progress` must run without nbformat.
+from helpers.progress import CHECK_CALL, EXERCISE_HEADING
+
 ROOT = Path(__file__).resolve().parent.parent
 SOLUTIONS = ROOT / "solutions"
 NOTEBOOKS = ROOT / "notebooks"
 BACKUPS = ROOT / "backups"
 
 BEGIN = "### BEGIN SOLUTION"
-# A cell line that grades an exercise: `check_<exercise>(...)` at the start of a line. tools/grade.py records
-# these calls, and tests/test_notebooks.py requires one after every exercise.
-CHECK_CALL = re.compile(r"^\s*(check_\w+)\(", re.MULTILINE)
 END = "### END SOLUTION"
 STUB = ["# YOUR CODE HERE", 'raise NotImplementedError("your code here")']
 META_KEY = "ffn_course"
@@ -100,6 +102,7 @@ NBGRADER_KEY = "nbgrader"
 NBGRADER_SCHEMA = 3                      # nbgrader 0.9's cell metadata schema
 DEFINES = re.compile(r"^def\s+(\w+)\s*\(", re.MULTILINE)
 DIFFICULTY = re.compile(r"Difficulty[:*\s]*((?:[●○]\s*)+)")
+GOING_FURTHER = re.compile(r"^(#{1,6})\s+(.*)$", re.MULTILINE)   # a heading; "Going further" ones are optional
 
 
 def lesson_number(name: str) -> str:
@@ -129,7 +132,8 @@ def nbgrader_metadata(nb: nbformat.NotebookNode, name: str) -> dict[str, dict]:
       it defines> (02-ffn_forward);
     - a code cell with a check call line (CHECK_CALL) is an autograded test cell, grade_id NN-check_<exercise>
       (02-check_ffn_forward), worth the difficulty dots of the exercise it checks (exercise_points: the one
-      that defines <exercise>, else the exercise just above);
+      that defines <exercise>, else the exercise just above), or 0 points in a "Going further" section
+      (optional: its result shows in the feedback, the score is the core path's);
     - every other cell is read-only ("locked"), grade_id NN-<cell id>.
     Ids are unique across the course: NN is the lesson number; a clash gets the cell id appended.
     """
@@ -140,10 +144,18 @@ def nbgrader_metadata(nb: nbformat.NotebookNode, name: str) -> dict[str, dict]:
         if is_exercise(cell):
             for defined in DEFINES.findall(cell.source):
                 points.setdefault(defined, exercise_points(nb.cells, index))
+    further = None                           # the heading level of the Going further section we are in
     for index, cell in enumerate(nb.cells):
         meta = {"grade": False, "locked": True, "solution": False, "task": False,
                 "schema_version": NBGRADER_SCHEMA}
         source = cell.get("source", "")
+        heading = GOING_FURTHER.match(source.lstrip()) if cell.cell_type == "markdown" else None
+        if heading:                              # a heading opens or closes a Going further section
+            level = len(heading.group(1))
+            if heading.group(2).strip().lower().startswith("going further"):
+                further = level if further is None else min(level, further)
+            elif further is not None and level <= further:
+                further = None
         checks = CHECK_CALL.findall(source) if cell.cell_type == "code" else []
         if is_exercise(cell):
             defined = DEFINES.findall(source)
@@ -152,7 +164,8 @@ def nbgrader_metadata(nb: nbformat.NotebookNode, name: str) -> dict[str, dict]:
             last_points = exercise_points(nb.cells, index)
         elif checks:
             grade_id = f"{lesson}-{checks[0]}"
-            meta.update(grade=True, points=points.get(checks[0].removeprefix("check_"), last_points))
+            meta.update(grade=True, points=0 if further is not None else
+                        points.get(checks[0].removeprefix("check_"), last_points))
         else:
             grade_id = f"{lesson}-{cell.id}"
         if grade_id in used:
@@ -199,9 +212,6 @@ def learner_version(solution: nbformat.NotebookNode, name: str) -> nbformat.Note
     nb.metadata[META_KEY] = {"generated_from": f"solutions/{name}", "cell_sha": hashes,
                              "exercise_cells": exercises}
     return nb
-
-
-EXERCISE_HEADING = re.compile(r"^#+\s*(Exercise\b.*)$", re.MULTILINE)
 
 
 def first_line(source: str, limit: int = 60) -> str:
@@ -354,7 +364,7 @@ def generate(names: list[str], force: bool, rerun: bool = False) -> int:
             changes = learner_changes(existing)
             if changes and not force:
                 refused.append(name)
-                print(f"REFUSED  notebooks/{name}: a learner changed it ({'; '.join(changes)}).")
+                print(f"REFUSED  notebooks/{name}: it was edited by hand ({'; '.join(changes)}).")
                 continue
             if changes:
                 BACKUPS.mkdir(exist_ok=True)
@@ -365,8 +375,9 @@ def generate(names: list[str], force: bool, rerun: bool = False) -> int:
         nbformat.write(learner, target)
         print(f"wrote    notebooks/{name}")
     if refused:
-        print("Nothing was overwritten for the notebook(s) above. Save your work elsewhere, or run "
-              "`make notebooks FORCE=1` to back them up to backups/ and regenerate.")
+        print("Nothing was overwritten for the notebook(s) above. notebooks/ is the course's pristine learner "
+              "edition: learners work in work/ (`make lab`), where `make update` merges new editions. Move your "
+              "edits there, or run `make notebooks FORCE=1` to back them up to backups/ and regenerate.")
         return 1
     return 0
 

@@ -15,6 +15,7 @@ import copy
 import linecache
 import math
 import re
+import sys
 import sysconfig
 import traceback
 from dataclasses import dataclass, field
@@ -41,6 +42,7 @@ class Outcome:
     error: BaseException | None = None
     where: str = ""                                   # the learner's line that raised, if any
     mutated: list[str] = field(default_factory=list)  # names of arguments changed in place
+    references: list[str] = field(default_factory=list)  # course functions the learner's code called by name
     learner_frames: int = 0                           # frames of the learner's code the exception went through
 
     @property
@@ -114,18 +116,42 @@ def _same(a: Any, b: Any) -> bool:
         return False
 
 
-def run(fn: Callable, args: dict[str, Any]) -> Outcome:
-    """Call fn with copies of args (in order) and report what happened. Never raises."""
+_COURSE_DIR = str(Path(__file__).resolve().parents[1])          # helpers/
+_CHECKS_DIR = str(Path(__file__).resolve().parent)               # helpers/checks/
+
+
+def run(fn: Callable, args: dict[str, Any], watch: str = "") -> Outcome:
+    """Call fn with copies of args (in order) and report what happened. Never raises.
+
+    With `watch` (an exercise's name), also note any function of the course library with that name that the
+    learner's own code calls, e.g. helpers.flat.ffn_forward called from the learner's ffn_forward: the
+    exercise is to write it, not to call the reference the later cells use.
+    """
     copies = copy.deepcopy(args)
+    called: list[str] = []
+
+    def profile(frame, event, arg):
+        if event == "call" and frame.f_code.co_name == watch:
+            where = frame.f_code.co_filename
+            caller = frame.f_back.f_code.co_filename if frame.f_back else ""
+            if where.startswith(_COURSE_DIR) and not where.startswith(_CHECKS_DIR) and not is_library_file(caller):
+                called.append(f"{frame.f_globals.get('__name__', 'helpers')}.{frame.f_code.co_name}")
+
+    previous = sys.getprofile()
     try:
+        if watch:
+            sys.setprofile(profile)
         value = fn(*copies.values())
     except BaseException as error:  # the learner's code may raise anything, even SystemExit
         if isinstance(error, KeyboardInterrupt):
             raise
         frames = _learner_frames(error)
         return Outcome(error=error, where=_learner_line(frames), learner_frames=len(frames))
+    finally:
+        if watch:
+            sys.setprofile(previous)
     mutated = [name for name in args if not _same(args[name], copies[name])]
-    return Outcome(value=value, mutated=mutated)
+    return Outcome(value=value, mutated=mutated, references=sorted(set(called)))
 
 
 # --------------------------------------------------------------------------------------------------------
@@ -406,7 +432,7 @@ def check_function(title: str, fn: Any, cases: Sequence[Case], reference: Callab
     last_message = None
     wrong_values = False  # a failure that a hint about the computation could help with
     for index, case in enumerate(cases):
-        outcome = run(fn, case.args)
+        outcome = run(fn, case.args, watch=title)
         if outcome.not_implemented:
             return report.not_implemented()
         expected = reference(*copy.deepcopy(case.args).values())
@@ -422,6 +448,9 @@ def check_function(title: str, fn: Any, cases: Sequence[Case], reference: Callab
                 names = ", ".join(f"`{n}`" for n in outcome.mutated)
                 message = (f"your function changed its input {names} in place; leave the inputs as they are "
                            "and build a new list or array for the result")
+            elif outcome.references:
+                message = (f"your function calls the course's own `{outcome.references[0]}`: the exercise is "
+                           "to write that computation yourself (the reference is for the cells after it)")
             elif compare(normalized, expected):
                 message = None
             else:
@@ -430,14 +459,18 @@ def check_function(title: str, fn: Any, cases: Sequence[Case], reference: Callab
         outcomes.append((outcome, normalized))
         if message is None:
             report.passed(case.name)
+            last_message = None      # "as above" refers to the line just above, never across a pass
         else:
             if not failures:
                 first_expected = expected
-            # The same words case after case (numbers aside) only bury the verdict.
-            repeated = _gist(message) == last_message
-            last_message = _gist(message)
+            # The same words failure after failure (numbers aside) only bury the verdict.
+            if last_message is not None and _gist(message) == _gist(last_message):
+                shown = "the same as above" if message == last_message else "the same as above, with its own numbers"
+            else:
+                shown = message
+            last_message = message
             failures.append(index)
-            report.failed(case.name, "the same as above" if repeated else message)
+            report.failed(case.name, shown)
     found = None
     if failures and mistakes:
         found = _diagnose(outcomes, cases, mistakes, validate, normalize, compare, failures[0], first_expected)

@@ -12,7 +12,8 @@ where no mistake was named, the first specific problem), for the grading tools a
 
 Where the check runs decides what else happens (one rule, the same for every check):
 - in a learner's workspace (work/, marked by a `.ffn-workspace` file): the verdict is added to their
-  progress (helpers.progress); never under tests, nbval or grading.
+  progress (helpers.progress) when the function checked is the exercise's own (`check_detector(detector)`;
+  a check of some other function is an experiment); never under tests, nbval or grading.
 - under `nbgrader autograde` or `nbgrader validate` (nbgrader sets NBGRADER_EXECUTION): a failed check
   raises CheckFailed after printing its report, so nbgrader fails the test cell. Everywhere else a check
   never raises: a learner sees the report, never a traceback.
@@ -161,9 +162,10 @@ def grader(check: Callable[..., bool]) -> Callable[..., Verdict]:
         finally:
             _CURRENT.reset(token)
         verdict = _verdict(exercise, lesson, bool(ok), tally, tee.copy.getvalue())
-        if not verdict:
+        if verdict.status == FAILED:      # a stub's "not attempted" is no attempt
             _FAILED_ATTEMPTS[exercise] = _FAILED_ATTEMPTS.get(exercise, 0) + 1
-        _record(verdict)
+        if _is_the_exercise(args, kwargs, exercise):
+            _record(verdict)
         if nbgrader_mode() and not verdict:
             raise CheckFailed(verdict.summary()) from None
         return verdict
@@ -191,6 +193,13 @@ def _first_printed_problem(printed: str, exercise: str) -> str:
         if line:
             return first_sentence(line.removeprefix(f"{exercise}:").strip())
     return ""
+
+
+def _is_the_exercise(args: tuple, kwargs: dict, exercise: str) -> bool:
+    """Whether the checked function is the exercise's own (`check_detector(detector)`), not an experiment
+    with another function: only the exercise's own verdicts are the learner's progress."""
+    fn = args[0] if args else next(iter(kwargs.values()), None)
+    return getattr(fn, "__name__", None) == exercise
 
 
 def _record(verdict: Verdict) -> None:

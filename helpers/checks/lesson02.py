@@ -6,14 +6,22 @@ implementations run on the same cases, and the one whose results the learner's f
 A wrong stride in pure Python raises IndexError for one shape and returns wrong numbers for the other; the
 cases are chosen (and tests/test_lesson02_checks.py asserts) so that every mutant's pattern of results and
 exceptions differs from every other mutant's and from the reference's.
+
+The lesson asks for lists and loops only, so every check here first reads the learner's function (its
+bytecode, and that of the learner's own functions it calls) and refuses NumPy with a message saying where.
 """
 from __future__ import annotations
+
+import builtins
+import dis
+import types
 
 import numpy as np
 
 from helpers import flat
-from helpers.checks._core import Case, Mistake, check_function, fmt, vector_problem
-from helpers.checks._verdict import grader
+from helpers.checks._core import (Case, Mistake, Report, check_function, close, fmt, is_library_file, run,
+                                  vector_problem)
+from helpers.checks._verdict import grader, grading
 
 __all__ = ["check_matvec", "check_ffn_forward", "check_transpose"]
 
@@ -52,6 +60,109 @@ def _sequence_problem(value, length, hints=None):
 
 
 # --------------------------------------------------------------------------------------------------------
+# The lesson's rule: lists and loops only
+# --------------------------------------------------------------------------------------------------------
+def _is_numpy(obj) -> bool:
+    """The numpy module, one of its submodules, or a function, ufunc or class from it."""
+    if isinstance(obj, types.ModuleType):
+        return obj.__name__.split(".")[0] == "numpy"
+    for owner in (obj, type(obj)):
+        module = getattr(owner, "__module__", None)
+        if isinstance(module, str) and module.split(".")[0] == "numpy":
+            return True
+    return False
+
+
+_LOADS = {"LOAD_GLOBAL", "LOAD_NAME", "LOAD_DEREF", "LOAD_CLASSDEREF", "LOAD_FROM_DICT_OR_GLOBALS"}
+
+
+def numpy_uses(fn) -> list[str]:
+    """Where `fn` uses NumPy, as "`np.reshape` (line 3 of ffn_forward)", reading its bytecode: the names it
+    loads, the modules it imports, and the same for the learner's own functions that it calls (library code,
+    such as helpers.flat, is not followed). Empty when it uses none."""
+    found: list[str] = []
+    seen: set = set()
+
+    def where(code, first_line, lineno):
+        return f"line {lineno - first_line + 1} of {code.co_name}" if lineno else code.co_name
+
+    def visit(function):
+        code = getattr(function, "__code__", None)
+        if code is None or code in seen or is_library_file(code.co_filename):
+            return
+        seen.add(code)
+        names = dict(function.__globals__)
+        for cell_name, cell in zip(code.co_freevars, function.__closure__ or ()):
+            try:
+                names[cell_name] = cell.cell_contents
+            except ValueError:  # a cell not filled yet
+                pass
+        walk(code, names, code.co_firstlineno, code)
+
+    def walk(code, names, first_line, top):
+        instructions = list(dis.get_instructions(code))
+        for i, ins in enumerate(instructions):
+            lineno = ins.positions.lineno if ins.positions else None
+            if ins.opname == "IMPORT_NAME" and str(ins.argval).split(".")[0] == "numpy":
+                found.append(f"`import {ins.argval}` ({where(top, first_line, lineno)})")
+            elif ins.opname in _LOADS and isinstance(ins.argval, str):
+                obj = names.get(ins.argval, getattr(builtins, ins.argval, None))
+                if _is_numpy(obj):
+                    text = ins.argval
+                    following = instructions[i + 1] if i + 1 < len(instructions) else None
+                    if following is not None and following.opname in ("LOAD_ATTR", "LOAD_METHOD"):
+                        text += f".{following.argval}"
+                    found.append(f"`{text}` ({where(top, first_line, lineno)})")
+                elif isinstance(obj, types.FunctionType):
+                    visit(obj)
+        for const in code.co_consts:
+            if isinstance(const, types.CodeType):
+                walk(const, names, first_line, top)
+
+    visit(fn)
+    return list(dict.fromkeys(found))
+
+
+def _lists_only(title: str, fn, cases, reference, validate) -> bool | None:
+    """When `fn` uses NumPy: judge its numbers quietly, report them and the rule, and return False.
+    None when it uses no NumPy (the ordinary check then runs)."""
+    if not callable(fn):
+        return None
+    try:
+        uses = numpy_uses(fn)
+    except Exception:  # reading bytecode must never break a check
+        return None
+    if not uses:
+        return None
+    report = Report(title, f"checking {len(cases)} cases and the rule: lists and loops only")
+    wrong, first = 0, ""
+    for case in cases:
+        outcome = run(fn, case.args)
+        if outcome.not_implemented:
+            return report.not_implemented()
+        expected = reference(*case.args.values())
+        if outcome.raised:
+            problem = outcome.describe_error()
+        else:
+            problem = validate(outcome.value, case)
+            if problem is None and not close(_floats(outcome.value), expected):
+                problem = f"returned {fmt(_floats(outcome.value))}, not the expected numbers"
+        if problem:
+            wrong += 1
+            first = first or f"the first, {case.name}: your function {problem}"
+    if not wrong:
+        report.passed(f"right numbers on all {len(cases)} cases")
+    else:
+        report.failed("the numbers", f"wrong on {wrong} of {len(cases)} cases; {first}")
+    report.failed("lists and loops only", "your function uses NumPy: " + ", ".join(uses[:3])
+                  + (", ..." if len(uses) > 3 else ""))
+    report.line("Likely mistake: NumPy used where this lesson asks for lists and loops. The exercise is the "
+                "indexing that NumPy would do for you (strides, i * n_cols + j): write it with Python lists, "
+                "`range` and `[...]` only. Lesson 03 does the same with NumPy.")
+    return report.finish(len(cases) + 1, wrong + 1)
+
+
+# --------------------------------------------------------------------------------------------------------
 # Exercise 1: matvec(M, v), the product M @ v of a flat row-major M (len(M) // len(v) rows) with v
 # --------------------------------------------------------------------------------------------------------
 def _matvec_case(name, rows, v):
@@ -61,7 +172,9 @@ def _matvec_case(name, rows, v):
 # The first case tells every mistake below from the right answer (see FFN_CASES for why that matters).
 MATVEC_CASES = [
     _matvec_case("3 x 2, more rows than columns", [[1, 2], [-1, 0.5], [3, -2]], [2, -1]),
-    _matvec_case("2 x 4, more columns than rows", [[1, -1, 2, 0.5], [-2, 1, 0, 3]], [1, 2, -1, 2]),
+    # Three decimals, so the products have six: an answer rounded along the way fails here.
+    _matvec_case("2 x 4, more columns than rows, numbers with three decimals",
+                 [[0.731, -1.204, 2.018, 0.557], [-1.962, 1.113, 0.049, 2.806]], [1.07, 2.31, -0.983, 1.645]),
     _matvec_case("2 x 2", [[2, -1], [0.5, 3]], [1, -2]),
     _matvec_case("1 x 3, one row: a dot product", [[1, 2, 3]], [4, -5, 6]),
     _matvec_case("3 x 1, one column: v[0] times the column", [[2], [-1], [0.5]], [3]),
@@ -104,6 +217,9 @@ def _matvec_problem(value, case):
 @grader
 def check_matvec(fn) -> bool:
     """Grade `matvec(M, v)`: M @ v for a flat row-major M with len(v) columns and len(M) // len(v) rows."""
+    refused = _lists_only("matvec", fn, MATVEC_CASES, flat.matvec, _matvec_problem)
+    if refused is not None:
+        return refused
     return check_function(
         "matvec", fn, MATVEC_CASES, flat.matvec, _matvec_problem, MATVEC_MISTAKES, normalize=_floats,
         fallback_hint="output i = sum over j of M[i * n_cols + j] * v[j], with n_cols = len(v) and "
@@ -128,10 +244,13 @@ FFN_CASES = [
               [-0.5, 0.8, 0.7, 0.9, 0.1, 0.2, -0.4, 0.4],
               [0.0, -0.3, 1.4, -1.5, -0.1, 0.7, -0.3, -1.2, -0.7, -0.7, 1.4, -0.9, 1.2, -0.6, 0.1, 0.3],
               [-1.0, 0.1]),
-    _ffn_case("H < D: D = 4 narrows to H = 3",
-              [0.6, 0.9, -1.8, 1.1],
-              [0.8, -0.5, 1.1, 0.2, -0.2, -0.4, -0.8, 0.1, -0.4, -1.4, 1.2, -0.5], [0.9, 0.8, -0.5],
-              [-0.6, 1.0, -0.6, 0.4, 1.3, 0.3, 0.0, 1.3, -1.4, -1.4, -0.6, -0.3], [-0.3, -1.0, -0.2, -0.7]),
+    # Three decimals, so the outputs have nine: an answer rounded anywhere along the way fails here.
+    _ffn_case("H < D: D = 4 narrows to H = 3, numbers with three decimals",
+              [0.553, 0.218, -0.058, -2.319],
+              [0.431, -2.126, 0.91, 0.606, 0.83, 0.828, 0.299, -0.535, -0.307, 1.508, -0.582, -0.228],
+              [-0.725, -0.517, -0.307],
+              [0.257, -0.294, -0.355, -0.617, 0.09, -1.344, 0.052, 1.31, -0.767, -0.045, 2.817, -0.993],
+              [-1.621, -0.427, 1.807, 2.035]),
     _ffn_case("square D = H = 3, not symmetric, with biases and a negative output",
               [-0.7, -0.8, 0.4],
               [-0.1, 0.2, 0.8, 1.2, 1.0, -0.5, -0.5, -0.2, 1.0], [0.8, 1.0, 0.1],
@@ -140,6 +259,21 @@ FFN_CASES = [
     # gives the right answer here (the notebook shows it), so it comes last.
     _ffn_case("square D = H = 2, lesson 01's trace x = [1, -1]",
               [1.0, -1.0], [1.0, 1.0, 1.0, -1.0], [0.0, 0.0], [1.0, 0.0, 0.0, 1.0], [0.0, 0.0]),
+]
+
+
+def _random_ffn_case(name, D, H, seed):
+    rng = np.random.default_rng(seed)
+    return _ffn_case(name, *(rng.normal(size=n).tolist() for n in (D, H * D, H, D * H, D)))
+
+
+# Run only while the work is graded (make grade, nbgrader autograde): full-precision random networks in the
+# shapes at the edges, D = 1 (W2 a single row) and H = 1 (a single hidden unit), and a larger one. A function
+# fitted to the public cases (their numbers or shapes) fails here.
+FFN_HIDDEN = [
+    _random_ffn_case("hidden: D = 1 expands to H = 7, random numbers", 1, 7, seed=101),
+    _random_ffn_case("hidden: D = 6 through a single hidden unit, H = 1", 6, 1, seed=102),
+    _random_ffn_case("hidden: D = 5 expands to H = 20, random numbers", 5, 20, seed=103),
 ]
 
 
@@ -224,8 +358,13 @@ def _ffn_problem(value, case):
 def check_ffn_forward(fn) -> bool:
     """Grade `ffn_forward(x, W1, b1, W2, b2)`: W2 @ relu(W1 @ x + b1) + b2 with flat row-major W1 (H x D) and
     W2 (D x H), D = len(x), H = len(b1), returning D numbers."""
+    refused = _lists_only("ffn_forward", fn, FFN_CASES + (FFN_HIDDEN if grading() else []), flat.ffn_forward,
+                          _ffn_problem)
+    if refused is not None:
+        return refused
     return check_function(
         "ffn_forward", fn, FFN_CASES, flat.ffn_forward, _ffn_problem, FFN_MISTAKES, normalize=_floats,
+        hidden=FFN_HIDDEN,
         fallback_hint="z[i] = sum over j of W1[i*D + j] * x[j] + b1[i]; h[i] = max(0, z[i]); "
                       "y[k] = sum over i of W2[k*H + i] * h[i] + b2[k], with no ReLU on y.")
 
@@ -269,6 +408,9 @@ def _transpose_problem(value, case):
 def check_transpose(fn) -> bool:
     """Grade `transpose(M, n_rows, n_cols)`: the flat row-major n_cols x n_rows transpose of a flat row-major
     n_rows x n_cols matrix M."""
+    refused = _lists_only("transpose", fn, TRANSPOSE_CASES, flat.transpose, _transpose_problem)
+    if refused is not None:
+        return refused
     return check_function(
         "transpose", fn, TRANSPOSE_CASES, flat.transpose, _transpose_problem, TRANSPOSE_MISTAKES,
         normalize=_floats, describe=lambda v: fmt(v, max_items=12),

@@ -1,15 +1,18 @@
-"""Checks for lesson 03: the batched FFN in NumPy, counting its parameters, and running it in chunks."""
+"""Checks for lesson 03: the batched FFN in NumPy (no Python loop over the tokens), running it in chunks, and
+counting its parameters."""
 from __future__ import annotations
 
 import inspect
+import io
 import sys
+from contextlib import redirect_stdout
 from dataclasses import dataclass
 from typing import Any, Callable
 
 import numpy as np
 
 from helpers.checks._core import (Case, Mistake, a_kind, array_problem, check_function, close, fmt,
-                                  int_problem, is_library_file, not_a_function)
+                                  int_problem, is_library_file, not_a_function, plural, run)
 from helpers.checks._verdict import grader
 from helpers.ffn import ffn, relu
 from helpers.measure import peak_bytes
@@ -52,6 +55,33 @@ def _ffn_array_problem(value: Any, case: Case, extra_hints: dict | None = None) 
     return problem
 
 
+def _agrees(value: Any, expected: np.ndarray) -> bool:
+    """Agreement to the precision of the inputs' dtype: any correct order of operations agrees this well, and
+    an answer that rounds, or computes part of the way in float32 from float64 inputs, does not."""
+    tight = np.dtype(expected.dtype) == np.float64
+    return close(value, expected, rtol=1e-9 if tight else 1e-5, atol=1e-12 if tight else 1e-6)
+
+
+def _precision_problem(value: np.ndarray, expected: np.ndarray) -> str | None:
+    """A message when the results differ from the FFN's only as rounded numbers, or numbers computed in float32
+    from float64 inputs, would."""
+    if value.shape != expected.shape or _agrees(value, expected):
+        return None
+    for decimals in range(0, 9):
+        if (np.array_equal(np.round(value, decimals), value)
+                and not np.array_equal(np.round(expected, decimals), expected)
+                and np.max(np.abs(value - expected)) <= 0.5 * 10.0 ** -decimals * (1 + 1e-6) + 1e-6):
+            places = "whole numbers" if decimals == 0 else plural(decimals, "decimal")
+            return (f"returned numbers rounded to {places}; return them as computed. Rounding belongs "
+                    "in printing (f\"{y:.4f}\", np.round for display only), never in the result")
+    error = float(np.max(np.abs(value - expected)) / max(float(np.max(np.abs(expected))), 1e-300))
+    if expected.dtype == np.float64 and error < 1e-4:
+        return (f"returned numbers that agree with the FFN's only to about {-np.log10(error):.0f} significant "
+                "digits, where float64 gives about 15: part of the computation ran in lower precision (float32 "
+                "or float16). Keep the inputs' dtype all the way; do not convert x or the weights")
+    return None
+
+
 def _describe_rows(value: Any) -> str:
     """A (T, d) array as its shape, first row and last row: a slip in the last chunk shows in the last row."""
     if not isinstance(value, np.ndarray) or value.ndim != 2 or value.shape[0] < 2:
@@ -60,10 +90,14 @@ def _describe_rows(value: Any) -> str:
 
 
 # --------------------------------------------------------------------------------------------------------
-# Exercise 1: ffn_batched(x, W1, b1, W2, b2) for x of shape (T, d), row-vector convention.
+# Exercise 1: ffn_batched(x, W1, b1, W2, b2) for x of shape (T, d), row-vector convention, no loop over tokens.
 # --------------------------------------------------------------------------------------------------------
 def _reference_batched(x, W1, b1, W2, b2):
     return ffn(x, W1, b1, W2, b2)
+
+
+def _python_max(x, W1, b1, W2, b2):
+    return max(0, x @ W1 + b1) @ W2 + b2         # Python's max compares whole arrays: it raises
 
 
 _BATCHED_MISTAKES = [
@@ -94,7 +128,20 @@ _BATCHED_MISTAKES = [
             "Return relu(x @ W1 + b1) @ W2 + b2 alone. The residual x + FFN(x) belongs to the block around the "
             "FFN, which adds x itself; adding it here too would count x twice.",
             lambda x, W1, b1, W2, b2: x + relu(x @ W1 + b1) @ W2 + b2),
+    Mistake("Python's max() used on an array",
+            "max(0, z) (like `z if z > 0 else 0`) asks whether a whole array is larger than 0, which has no "
+            "single answer, so NumPy raises. Lesson 02's max(0.0, z) worked on one number; for arrays use "
+            "np.maximum(z, 0) or relu(z), which compare element by element.",
+            _python_max),
 ]
+
+
+def _random_case(name: str, seed: int, T: int, d: int, d_ff: int, dtype=np.float64) -> Case:
+    """Normal draws: numbers with many digits, so an answer that rounds, or computes in lower precision,
+    cannot agree by luck (the dyadic cases above are exact in any order of operations)."""
+    rng = np.random.default_rng(seed)
+    shapes = {"x": (T, d), "W1": (d, d_ff), "b1": (d_ff,), "W2": (d_ff, d), "b2": (d,)}
+    return Case(name, {k: rng.normal(size=shape).astype(dtype) for k, shape in shapes.items()})
 
 
 def _batched_cases() -> list[Case]:
@@ -104,7 +151,13 @@ def _batched_cases() -> list[Case]:
         _ffn_case("6 tokens in float32, d = 4 -> d_ff = 8 (float32 in, float32 out)", 5, T=6, d=4, d_ff=8,
                   dtype=np.float32),
         _ffn_case("a single token as a (1, d) array, d = 3 -> d_ff = 6", 9, T=1, d=3, d_ff=6),
+        _random_case("5 tokens of random numbers, d = 4 -> d_ff = 7", 31, T=5, d=4, d_ff=7),
     ]
+
+
+def _batched_hidden() -> list[Case]:
+    return [_random_case("7 tokens of random float32 numbers, d = 5 -> d_ff = 9", 32, T=7, d=5, d_ff=9,
+                         dtype=np.float32)]
 
 
 def python_steps(fn: Callable, args: tuple) -> int | None:
@@ -142,36 +195,84 @@ def python_steps(fn: Callable, args: tuple) -> int | None:
     return count
 
 
-def _per_token_note(fn: Callable) -> str | None:
-    """A note when fn runs Python code once per token (correct, but slow at real sizes)."""
-    small, big = _ffn_case("", 7, T=1, d=4, d_ff=8), _ffn_case("", 7, T=33, d=4, d_ff=8)
-    steps = [python_steps(fn, tuple(case.args.values())) for case in (small, big)]
-    if None in steps or steps[1] - steps[0] < 32:
+LOOP_PROBE_T = 33  # tokens in the second of the two calls that count Python steps
+
+
+def _token_loop(fn: Callable) -> tuple[int, int] | None:
+    """(steps for 1 token, steps for LOOP_PROBE_T tokens) when fn runs Python code once per token, else None.
+    This finds loops the recording W1 cannot see (a loop over h's rows after one x @ W1, or W1 copied)."""
+    small = _ffn_case("", 7, T=1, d=4, d_ff=8)
+    big = _ffn_case("", 7, T=LOOP_PROBE_T, d=4, d_ff=8)
+    with redirect_stdout(io.StringIO()):  # a probe: what the function prints shows once, in the cases
+        steps = [python_steps(fn, tuple(case.args.values())) for case in (small, big)]
+    if None in steps or steps[1] - steps[0] < LOOP_PROBE_T - 1:
         return None
-    return (f"Note: correct, but your function runs Python code for every token ({steps[0]} Python steps "
-            f"for 1 token, {steps[1]} for 33). Try x @ W1 on the whole (T, d) array: one matmul does every "
-            "token at once, and section 1 showed how much faster that is.")
+    return steps[0], steps[1]
+
+
+NO_LOOP_RULE = ("The exercise asks for no Python loop over the tokens: x @ W1 multiplies every row of x at once, "
+                "and so do the bias, relu and the second product. (A for loop, a comprehension, map and "
+                "np.apply_along_axis all run Python once per token.)")
+
+
+def _watched_batched(fn: Callable) -> Callable:
+    """fn called with a recording W1 (see _TokenCounter): the value and the tokens in each product with W1."""
+    def call(x, W1, b1, W2, b2):
+        watched = W1.view(_TokenCounter)
+        watched.products, watched.d_ff, watched.weight_shape = [], W1.shape[1], W1.shape
+        value = fn(x, watched, b1, W2, b2)
+        return _Measured(value, 0, watched.products)
+    return call
+
+
+def _batched_problem(measured: "_Measured", case: Case, loop: tuple[int, int] | None,
+                     explained: set) -> str | None:
+    """What is wrong with a result of ffn_batched: its kind, shape or dtype; then, for the right numbers, a
+    Python loop over the tokens (the products with W1 it made, or Python steps that grow with T)."""
+    value = measured.value
+    problem = _ffn_array_problem(value, case)
+    if problem:
+        return problem
+    expected = _reference_batched(**case.args)
+    if not _agrees(value, expected):
+        return _precision_problem(value, expected)  # else wrong numbers: the comparison and mistakes say more
+    T = case.args["x"].shape[0]
+    products = measured.products
+    if T > 1 and products and min(products) < T:
+        pieces = "one token each" if set(products) == {1} else f"of {fmt(products, max_items=10)} tokens"
+        what = (f"gives the right numbers but runs a Python loop over the tokens "
+                f"({plural(len(products), 'product')} with W1, {pieces}, for {T} tokens)")
+    elif T > 1 and loop:
+        what = (f"gives the right numbers but runs a Python loop over the tokens "
+                f"({loop[0]} Python steps for 1 token, {loop[1]} for {LOOP_PROBE_T})")
+    else:
+        return None
+    if "loop" in explained:
+        return f"{what} (see above)"
+    explained.add("loop")
+    return f"{what}. {NO_LOOP_RULE}"
 
 
 @grader
 def check_ffn_batched(fn) -> bool:
-    """Grade `ffn_batched(x, W1, b1, W2, b2)`: relu(x @ W1 + b1) @ W2 + b2 for x of shape (T, d)."""
+    """Grade `ffn_batched(x, W1, b1, W2, b2)`: relu(x @ W1 + b1) @ W2 + b2 for x of shape (T, d), computed for
+    all T tokens at once (a loop over the tokens gives the right numbers but fails, as the exercise says)."""
     if not callable(fn):
         return not_a_function("ffn_batched", fn)
-    ok = check_function(
-        "ffn_batched", fn, _batched_cases(), _reference_batched, _ffn_array_problem, _BATCHED_MISTAKES,
-        describe=_describe_rows,
-        fallback_hint="write it as three lines: h = x @ W1 + b1  # (T, d_ff), then h = relu(h), then "
-                      "return h @ W2 + b2  # (T, d).")
-    if ok:
-        note = _per_token_note(fn)
-        if note:
-            print(f"  {note}")
-    return ok
+    loop = _token_loop(fn)
+    explained: set = set()
+    return check_function(
+        "ffn_batched", _watched_batched(fn), _batched_cases(), _reference_batched,
+        lambda measured, case: _batched_problem(measured, case, loop, explained),
+        [Mistake(m.name, m.fix, _watched_batched(m.fn)) for m in _BATCHED_MISTAKES],
+        compare=_agrees, normalize=lambda measured: measured.value, describe=_describe_rows,
+        fallback_hint="compute the hidden layer first, h = x @ W1 + b1, and check that its shape is "
+                      "(T, d_ff); then apply the activation, and the second matrix with its bias.",
+        hidden=_batched_hidden())
 
 
 # --------------------------------------------------------------------------------------------------------
-# Exercise 2: count_ffn_params(d, d_ff, bias=True).
+# count_ffn_params(d, d_ff, bias=True) (Exercise 3 in the notebook).
 # --------------------------------------------------------------------------------------------------------
 def _reference_count(d, d_ff, bias=True):
     return d * d_ff + d_ff + d_ff * d + d if bias else 2 * d * d_ff
@@ -196,6 +297,23 @@ _COUNT_MISTAKES = [
     Mistake("both biases given the model width d",
             "b1 has d_ff numbers (one per hidden unit), b2 has d (one per output coordinate).",
             lambda d, d_ff, bias=True: 2 * d * d_ff + (2 * d if bias else 0)),
+    Mistake("only b1 counted of the two biases",
+            "The second layer has a bias too: b2, one number per output coordinate (d of them).",
+            lambda d, d_ff, bias=True: 2 * d * d_ff + (d_ff if bias else 0)),
+    Mistake("only b2 counted of the two biases",
+            "The first layer has a bias too: b1, one number per hidden unit (d_ff of them).",
+            lambda d, d_ff, bias=True: 2 * d * d_ff + (d if bias else 0)),
+    Mistake("bias=True and bias=False swapped",
+            "Count b1 and b2 when bias is True and leave them out when it is False; the test reads the other way "
+            "round (look for `if not bias` or a swapped if/else).",
+            lambda d, d_ff, bias=True: 2 * d * d_ff + (0 if bias else d + d_ff)),
+    Mistake("each bias counted twice",
+            "b1 has d_ff numbers and b2 has d: that is d_ff + d for both together, once.",
+            lambda d, d_ff, bias=True: 2 * d * d_ff + (2 * (d + d_ff) if bias else 0)),
+    Mistake("attention's four d x d projections counted too",
+            "Count the FFN alone: W1, b1, W2 and b2. Attention's projections (4 * d * d) are the other half of "
+            "the block, counted separately after this exercise.",
+            lambda d, d_ff, bias=True: 2 * d * d_ff + 4 * d * d + (d + d_ff if bias else 0)),
     Mistake("d_ff assumed to be 4 * d",
             "Use the d_ff you are given: many models have d_ff = 4d, but not all (SwiGLU models use about 8/3 d).",
             lambda d, d_ff, bias=True: 8 * d * d + (5 * d if bias else 0)),
@@ -208,12 +326,19 @@ _COUNT_MISTAKES = [
 def _count_cases() -> list[Case]:
     return [
         Case("GPT-2 small, d = 768 -> d_ff = 3072, with biases", {"d": 768, "d_ff": 3072, "bias": True}),
-        Case("the original Transformer base, 512 -> 2048, bias=False", {"d": 512, "d_ff": 2048, "bias": False}),
+        Case("the original Transformer base, 512 -> 2048, with biases (its FFN has b1 and b2)",
+             {"d": 512, "d_ff": 2048, "bias": True}),
+        Case("no biases (bias=False), 640 -> 1728", {"d": 640, "d_ff": 1728, "bias": False}),
         Case("a small FFN, 3 -> 5, with biases", {"d": 3, "d_ff": 5, "bias": True}),
         Case("a small FFN, 3 -> 5, bias=False", {"d": 3, "d_ff": 5, "bias": False}),
-        Case("bias left at its default (True), 4 -> 16", {"d": 4, "d_ff": 16}),
+        Case("bias left at its default (True), 6 -> 10", {"d": 6, "d_ff": 10}),
         Case("a narrow hidden layer, 10 -> 7, with biases", {"d": 10, "d_ff": 7, "bias": True}),
     ]
+
+
+def _count_hidden() -> list[Case]:
+    return [Case("Llama 7B's widths without biases, 4096 -> 11008", {"d": 4096, "d_ff": 11008, "bias": False}),
+            Case("a wide FFN, 1000 -> 2730, with biases", {"d": 1000, "d_ff": 2730, "bias": True})]
 
 
 def _count_problem(value: Any, case: Case) -> str | None:
@@ -222,7 +347,8 @@ def _count_problem(value: Any, case: Case) -> str | None:
 
 
 def _bias_signature_problem(fn: Callable) -> str | None:
-    """Why fn cannot be called both as count_ffn_params(d, d_ff, bias) and as count_ffn_params(d, d_ff)."""
+    """Why fn cannot be called both as count_ffn_params(d, d_ff, bias) and as count_ffn_params(d, d_ff), or
+    why its default for bias is not the True the exercise asks for."""
     try:
         signature = inspect.signature(fn)
     except (TypeError, ValueError):  # a built-in without a signature: let the cases find out
@@ -238,6 +364,32 @@ def _bias_signature_problem(fn: Callable) -> str | None:
     except TypeError:
         return ("your `bias` argument has no default, so count_ffn_params(d, d_ff) cannot be called. Give it "
                 "the default True: `def count_ffn_params(d, d_ff, bias=True):`.")
+    third = list(signature.bind(768, 3072, False).arguments)[2:3]
+    parameter = signature.parameters[third[0]] if third else None
+    if parameter is not None and parameter.kind in (parameter.POSITIONAL_ONLY, parameter.POSITIONAL_OR_KEYWORD):
+        default = parameter.default
+        if default is not True and not (type(default) is int and default == 1):
+            return (f"your `{parameter.name}` argument defaults to {fmt(default)}, so count_ffn_params(d, d_ff) "
+                    "does not count the biases. The exercise's default is True (an FFN has biases unless told "
+                    "otherwise): `def count_ffn_params(d, d_ff, bias=True):`.")
+    return None
+
+
+def _ignores_sizes(fn: Callable, cases: list[Case]) -> list | None:
+    """The values fn returns when they do not change with d and d_ff (only with bias, if at all): one model's
+    numbers typed in, or the arguments overwritten by fixed sizes. None otherwise."""
+    with redirect_stdout(io.StringIO()):  # a probe: what the function prints shows once, in the cases below
+        outcomes = [run(fn, case.args) for case in cases]
+    if any(o.raised for o in outcomes):
+        return None
+    by_bias: dict[bool, set] = {}
+    for case, outcome in zip(cases, outcomes):
+        value = outcome.value
+        if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)):
+            return None  # None, a string, a tuple: the validation says what is wrong with its kind
+        by_bias.setdefault(bool(case.args.get("bias", True)), set()).add(float(value))
+    if all(len(values) == 1 for values in by_bias.values()):
+        return sorted({v for values in by_bias.values() for v in values}, reverse=True)
     return None
 
 
@@ -250,15 +402,25 @@ def check_count_ffn_params(fn) -> bool:
     if problem:
         print(f"count_ffn_params: {problem}")
         return False
+    cases = _count_cases()
+    fixed = _ignores_sizes(fn, cases)
+    if fixed is not None:
+        shown = " or ".join(f"{int(v):,}" if float(v).is_integer() else fmt(v) for v in fixed)
+        print(f"count_ffn_params: your function returns {shown} whatever d and d_ff are: it counts one model's "
+              "sizes, not the ones it is given. Compute the count from the arguments d and d_ff (and do not "
+              "overwrite them inside the function), so that one function answers for every model.")
+        return False
     return check_function(
-        "count_ffn_params", fn, _count_cases(), _reference_count, _count_problem, _COUNT_MISTAKES,
+        "count_ffn_params", fn, cases, _reference_count, _count_problem, _COUNT_MISTAKES,
         compare=lambda got, expected: got == expected, normalize=int, describe=lambda n: f"{n:,}",
         fallback_hint="list the four arrays with their shapes, W1 (d, d_ff), b1 (d_ff,), W2 (d_ff, d), "
-                      "b2 (d,), and add up their sizes; leave the biases out when bias is False.")
+                      "b2 (d,), and add up their sizes; leave the biases out when bias is False.",
+        hidden=_count_hidden())
 
 
 # --------------------------------------------------------------------------------------------------------
-# Exercise 3: ffn_chunked(x, W1, b1, W2, b2, chunk): the same numbers, `chunk` tokens at a time.
+# ffn_chunked(x, W1, b1, W2, b2, chunk) (Exercise 2 in the notebook): the same numbers, `chunk` tokens at
+# a time.
 # --------------------------------------------------------------------------------------------------------
 MEMORY_T = 512  # tokens in the case that measures memory
 
@@ -332,6 +494,10 @@ class _Measured:
     peak: int
     products: list
 
+    def __array__(self, dtype=None, copy=None):
+        """The returned value as an array, so that two malformed results (a 3-D stack of chunks) compare."""
+        return np.asarray(self.value, dtype=dtype)
+
 
 def _measured(fn: Callable) -> Callable:
     def call(x, W1, b1, W2, b2, chunk):
@@ -361,9 +527,21 @@ def _chunked_cases() -> list[Case]:
         _chunked_case("7 tokens in chunks of 1", 24, T=7, chunk=1),
         _chunked_case("9 tokens in float32, chunks of 4 (float32 in, float32 out)", 25, T=9, chunk=4,
                       dtype=np.float32),
+        _random_chunked_case("11 tokens of random numbers in chunks of 3", 27, T=11, chunk=3, d=3, d_ff=7),
         _chunked_case(f"{MEMORY_T} tokens in chunks of 64, d = 16 -> d_ff = 256 (memory measured)", 26,
                       T=MEMORY_T, chunk=64, d=16, d_ff=256),
     ]
+
+
+def _random_chunked_case(name: str, seed: int, T: int, chunk: int, d: int, d_ff: int, dtype=np.float64) -> Case:
+    case = _random_case(name, seed, T, d, d_ff, dtype)
+    case.args["chunk"] = chunk
+    return case
+
+
+def _chunked_hidden() -> list[Case]:
+    return [_random_chunked_case("33 tokens of random float32 numbers in chunks of 5", 33, T=33, chunk=5, d=3,
+                                 d_ff=7, dtype=np.float32)]
 
 
 def _chunking_problem(products: list, T: int, chunk: int) -> tuple[str, str, str] | None:
@@ -378,7 +556,9 @@ def _chunking_problem(products: list, T: int, chunk: int) -> tuple[str, str, str
            f"where chunk = {chunk} asks for {fmt(expected, max_items=10)}")
     if len(products) == 1:
         return "whole", ran, (f"all {T} tokens went through at once, so the hidden layer of the whole sequence "
-                              "existed at once. Call the FFN on one slice x[s:s + chunk] at a time, inside the loop")
+                              "existed at once. Call the FFN on one slice x[s:s + chunk] at a time, inside the loop; "
+                              "and step by the argument chunk, not by a number typed in (64 is only this lesson's "
+                              "example)")
     windows = [sorted(min(chunk, T - s) for s in range(T)), [chunk] * (T - chunk + 1)]  # start at every token
     if sorted(products) in windows:
         return "overlap", ran, (f"the windows overlap. The loop starts a window at every token (range(0, T) or "
@@ -406,6 +586,13 @@ def _chunked_problem(measured: _Measured, case: Case, explained: set | None = No
     x, chunk = case.args["x"], case.args["chunk"]
     T, d_ff = x.shape[0], case.args["W1"].shape[1]
     hints = {}
+    if T % chunk == 0 and T > chunk:
+        hints[(T // chunk, chunk, x.shape[1])] = ("That is one block per chunk, stacked along a new first axis: "
+                                                  "np.array(chunks) or np.stack(chunks) adds an axis. Join the "
+                                                  "chunks' rows end to end with np.concatenate(chunks)")
+    if T <= chunk:
+        hints[(1, T, x.shape[1])] = ("That is the one chunk inside an extra first axis: np.array([...]) or "
+                                     "np.stack adds an axis. Join the chunks' rows with np.concatenate(chunks)")
     if T % chunk and T > chunk:
         left = T % chunk
         missing = f"The last {left} tokens are" if left > 1 else "The last token is"
@@ -414,8 +601,20 @@ def _chunked_problem(measured: _Measured, case: Case, explained: set | None = No
                                          "x[s:s + chunk] stops at the end by itself")
     value = measured.value
     problem = _ffn_array_problem(value, case, hints)
-    if problem or not close(value, _reference_chunked(**case.args)):
-        return problem  # wrong numbers: the comparison and the known mistakes say more
+    if problem and isinstance(value, np.ndarray) and value.ndim == 2 and value.shape[1] == x.shape[1] \
+            and value.shape not in hints:
+        if value.shape[0] > T:
+            problem += (f". That is {value.shape[0]} rows for {T} tokens: some tokens were computed more than "
+                        "once, so the slices overlap. Make the step of the loop and the length of the slice "
+                        "the same: x[s:s + chunk] for s in range(0, T, chunk)")
+        elif value.shape[0] < T:
+            problem += (f". That is {value.shape[0]} rows for {T} tokens: some tokens were skipped. Take every "
+                        "chunk, x[s:s + chunk] for s in range(0, T, chunk)")
+    if problem:
+        return problem
+    expected = _reference_chunked(**case.args)
+    if not _agrees(value, expected):
+        return _precision_problem(value, expected) or _wrong_rows(value, expected, chunk)
     found = _chunking_problem(measured.products, T, chunk)
     if found:
         kind, ran, why = found
@@ -430,6 +629,25 @@ def _chunked_problem(measured: _Measured, case: Case, explained: set | None = No
                 f"whole (T, d_ff) hidden layer ({whole / 1024:,.0f} KiB). Call the FFN on one slice "
                 "x[s:s + chunk] at a time, inside the loop, and keep only its output")
     return None
+
+
+def _wrong_rows(value: np.ndarray, expected: np.ndarray, chunk: int) -> str:
+    """Which output rows (tokens) differ, and in which chunks: a slip in chunking shows as wrong rows at the
+    same places in every chunk, or in the last one."""
+    T = expected.shape[0]
+    bad = [t for t in range(T) if not _agrees(value[t], expected[t])]
+    chunks = sorted({t // chunk for t in bad})
+    n_chunks = -(-T // chunk)
+    where = (f"all {T} rows" if len(bad) == T else
+             f"{plural(len(bad), 'row')} of {T} ({fmt(bad, max_items=8)}), in chunk"
+             f"{'' if len(chunks) == 1 else 's'} {fmt(chunks, max_items=8)} of 0 to {n_chunks - 1}")
+    first = bad[0]
+    if expected.shape[1] <= 8:
+        return (f"returned wrong numbers in {where}. Row {first} should be {fmt(expected[first])}, got "
+                f"{fmt(value[first])}")
+    column = next(c for c in range(expected.shape[1]) if not _agrees(value[first, c], expected[first, c]))
+    return (f"returned wrong numbers in {where}. Row {first}, column {column} should be "
+            f"{fmt(expected[first, column])}, got {fmt(value[first, column])}")
 
 
 def _chunks_leaving_zeros(x, W1, b1, W2, b2, chunk):
@@ -447,6 +665,14 @@ def _chunks_from_index(x, W1, b1, W2, b2, chunk):
     return y
 
 
+def _chunks_stacked(x, W1, b1, W2, b2, chunk):
+    return np.array([ffn(x[s:s + chunk], W1, b1, W2, b2) for s in range(0, x.shape[0], chunk)])
+
+
+def _chunks_np_stack(x, W1, b1, W2, b2, chunk):
+    return np.stack([ffn(x[s:s + chunk], W1, b1, W2, b2) for s in range(0, x.shape[0], chunk)])
+
+
 _CHUNKED_MISTAKES = [
     Mistake("the last, shorter chunk never computed (its rows left at zero)",
             "Loop with `for s in range(0, T, chunk)` and take x[s:s + chunk]: the last slice is simply shorter. "
@@ -456,6 +682,16 @@ _CHUNKED_MISTAKES = [
             "Chunk i covers tokens i * chunk up to (i + 1) * chunk; or loop over the starts directly, "
             "`for s in range(0, T, chunk)`.",
             _chunks_from_index),
+    Mistake("chunks joined with np.array instead of np.concatenate",
+            "np.array(list_of_chunks) stacks the chunks along a new first axis, (chunks, chunk, d), and fails "
+            "outright when the last chunk is shorter. np.concatenate(list_of_chunks) puts their rows end to end: "
+            "(T, d).",
+            _chunks_stacked),
+    Mistake("chunks joined with np.stack instead of np.concatenate",
+            "np.stack(list_of_chunks) stacks the chunks along a new first axis, (chunks, chunk, d), and needs "
+            "them all the same size, so it fails when the last chunk is shorter. np.concatenate(list_of_chunks) "
+            "puts their rows end to end: (T, d).",
+            _chunks_np_stack),
 ]
 
 
@@ -469,6 +705,8 @@ def check_ffn_chunked(fn) -> bool:
         "ffn_chunked", _measured(fn), _chunked_cases(), _reference_chunked,
         lambda measured, case: _chunked_problem(measured, case, explained),
         [Mistake(m.name, m.fix, _measured(m.fn)) for m in _CHUNKED_MISTAKES],  # judged like the learner's
-        normalize=lambda measured: measured.value, describe=_describe_rows,
-        fallback_hint="make y = np.empty((T, d), dtype=x.dtype), then for s in range(0, T, chunk): "
-                      "y[s:s + chunk] = ffn(x[s:s + chunk], W1, b1, W2, b2).")
+        compare=_agrees, normalize=lambda measured: measured.value, describe=_describe_rows,
+        fallback_hint="print the shape of each chunk's input and output inside your loop: every input "
+                      "should be x[s:s + chunk] for the starts s = 0, chunk, 2 * chunk, ..., and every output "
+                      "row should land at the same place in y as its token in x.",
+        hidden=_chunked_hidden())

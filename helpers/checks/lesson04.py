@@ -1,6 +1,7 @@
 """Checks for lesson 04, activations: gelu, silu, swiglu_ffn and swiglu_hidden."""
 from __future__ import annotations
 
+import inspect
 import math
 import warnings
 
@@ -22,7 +23,8 @@ SQRT2 = math.sqrt(2.0)
 # Shared by the two element-wise activations
 # --------------------------------------------------------------------------------------------------------
 def _elementwise_problem(value, case) -> str | None:
-    """Why `value` is not a finite array shaped like the input z (float32 may come back as float64)."""
+    """Why `value` is not a finite array shaped like the input z. Neither exercise is about dtype: float32 input
+    may come back as float32 or float64; only float64 input cast down to a smaller type fails (precision lost)."""
     z = case.args["z"]
     hints = {(z.size,): "Your function flattened z; keep its shape (NumPy's element-wise functions do)."}
     if isinstance(value, (list, tuple)):
@@ -37,18 +39,29 @@ def _elementwise_problem(value, case) -> str | None:
     return None
 
 
-def _float32_note(fn, title: str) -> None:
-    """After a pass: say so (kindly) if float32 input came back as float64. Not a failure."""
-    z = np.linspace(-2.0, 2.0, 5, dtype=np.float32)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        outcome = run(fn, {"z": z})
-    value = outcome.value
-    if not outcome.raised and isinstance(value, np.ndarray) and value.dtype == np.float64:
-        print(f"  Note: {title} turned float32 input into float64. That is fine for this check, but the "
-              "course reference keeps float32 (a model stored in float32 needs half the memory). Common "
-              "causes: np.sqrt(2), a float64 scalar (math.sqrt(2) keeps float32), or np.vectorize over a "
-              "math function.")
+class _NotThisMistake(Exception):
+    """Raised by a probing mutant when the learner did not make its mistake on a case (it then matches nothing)."""
+
+
+def _rounding_mistake(fn, reference) -> Mistake:
+    """Names a result that is the right one rounded to 0-4 decimals (a rounding meant for display)."""
+    def probing(z):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            outcome = run(fn, {"z": z})
+        want = np.asarray(reference(np.asarray(z, dtype=float)), dtype=float)
+        try:
+            got = np.asarray(outcome.value, dtype=float)
+        except (TypeError, ValueError):
+            raise _NotThisMistake from None
+        if outcome.raised or got.shape != want.shape or not (
+                close(got, want, rtol=1e-5, atol=1e-6)
+                or any(close(got, np.round(want, k), rtol=1e-6, atol=1e-6) for k in range(5))):
+            raise _NotThisMistake
+        return outcome.value
+    return Mistake("the result is rounded",
+                   "Return the values as computed: rounding for display belongs in a print, not in the function.",
+                   probing)
 
 
 def _cases(seed: int, large: list[float]) -> list[Case]:
@@ -57,7 +70,8 @@ def _cases(seed: int, large: list[float]) -> list[Case]:
         Case("a grid of values from -4 to 4 (including 0)", {"z": np.linspace(-4.0, 4.0, 17)}),
         Case("a (T, d_ff) = (3, 5) array of pre-activations", {"z": np.round(2 * rng.normal(size=(3, 5)), 3)}),
         Case(f"large |z| (up to ±{max(large):g})", {"z": np.array(large)}),
-        Case("float32 input", {"z": np.linspace(-3.0, 3.0, 13, dtype=np.float32)}),
+        Case("float32 input (a float32 or a float64 result both pass)",
+             {"z": np.linspace(-3.0, 3.0, 13, dtype=np.float32)}),
     ]
 
 
@@ -73,7 +87,16 @@ def _density(z):
     return np.exp(-0.5 * z * z) / math.sqrt(2 * math.pi)
 
 
+def _math_on_array(f):
+    """A function of one Python number applied to a whole array: raises the TypeError a learner sees."""
+    return lambda z: f(np.asarray(z))
+
+
 _GELU_MISTAKES = [
+    Mistake("math.erf (a function of one number) applied to a whole array",
+            "math.erf takes one number at a time. scipy.special.erf (imported as `special`) works element by "
+            "element on a whole array: special.erf(z / math.sqrt(2)).",
+            _math_on_array(lambda z: z * 0.5 * (1 + math.erf(z / SQRT2)))),
     Mistake("the tanh approximation (GPT-2's formula) where the exact GELU was asked for",
             "Use the error function: gelu(z) = z * 0.5 * (1 + erf(z / sqrt(2))). The tanh form is close "
             "(within 5e-4) but it is a different function.",
@@ -91,6 +114,13 @@ _GELU_MISTAKES = [
     Mistake("z multiplied by sqrt(2) inside erf instead of divided",
             "Φ(z) = 0.5 * (1 + erf(z / sqrt(2))): divide by sqrt(2), don't multiply.",
             lambda z: np.asarray(z, dtype=float) * 0.5 * (1 + special.erf(np.asarray(z, dtype=float) * SQRT2))),
+    Mistake("sqrt(2) divides erf(z) instead of z inside erf",
+            "The division belongs inside the error function: erf(z / sqrt(2)), not erf(z) / sqrt(2).",
+            lambda z: np.asarray(z, dtype=float) * 0.5 * (1 + special.erf(np.asarray(z, dtype=float)) / SQRT2)),
+    Mistake("the parentheses around 1 + erf(...) are missing",
+            "z * 0.5 * 1 + erf(...) multiplies only the 1 by z / 2 and adds erf on its own. Write "
+            "z * 0.5 * (1 + erf(z / sqrt(2))), with the sum in parentheses.",
+            lambda z: np.asarray(z, dtype=float) * 0.5 + special.erf(np.asarray(z, dtype=float) / SQRT2)),
     Mistake("the factor 1/2 is missing",
             "Φ(z) = 0.5 * (1 + erf(z / sqrt(2))) runs from 0 to 1; without the 0.5 it runs from 0 to 2.",
             lambda z: 2 * gelu(np.asarray(z, dtype=float))),
@@ -112,12 +142,12 @@ _GELU_MISTAKES = [
 @grader
 def check_gelu(fn) -> bool:
     """Grade `gelu(z)`: the exact GELU z * Φ(z), element-wise, for a NumPy array z of any shape."""
+    rounded = [_rounding_mistake(fn, gelu)] if callable(fn) else []
     ok = check_function(
         "gelu", fn, _cases(4, [-10.0, -6.0, -3.0, 3.0, 6.0, 10.0]), gelu, _elementwise_problem,
-        _GELU_MISTAKES, compare=lambda a, b: close(a, b, rtol=1e-5, atol=1e-6),
-        fallback_hint="gelu(z) = z * 0.5 * (1 + erf(z / sqrt(2))); scipy.special.erf works on whole arrays.")
-    if ok:
-        _float32_note(fn, "your gelu")
+        _GELU_MISTAKES + rounded, compare=lambda a, b: close(a, b, rtol=1e-5, atol=1e-6),
+        fallback_hint="compare your code with z * Phi(z), Phi(z) = 0.5 * (1 + erf(z / sqrt(2))), term by term: "
+                      "what divides z inside erf, the factor 1/2, and the final factor z.")
     return ok
 
 
@@ -125,6 +155,10 @@ def check_gelu(fn) -> bool:
 # Exercise: SiLU
 # --------------------------------------------------------------------------------------------------------
 _SILU_MISTAKES = [
+    Mistake("math.exp (a function of one number) applied to a whole array",
+            "math.exp takes one number at a time; use np.exp, which works element by element on a whole "
+            "array: z / (1 + np.exp(-z)).",
+            _math_on_array(lambda z: z / (1 + math.exp(-z)))),
     Mistake("sigmoid alone, without the factor z",
             "1 / (1 + e^-z) is the sigmoid σ(z); SiLU multiplies it by z: z / (1 + e^-z).",
             lambda z: special.expit(np.asarray(z, dtype=float))),
@@ -135,6 +169,17 @@ _SILU_MISTAKES = [
     Mistake("tanh where the sigmoid belongs (that is z * tanh(z))",
             "SiLU uses the sigmoid 1 / (1 + e^-z), which runs from 0 to 1; tanh runs from -1 to 1.",
             lambda z: np.asarray(z, dtype=float) * np.tanh(np.asarray(z, dtype=float))),
+    Mistake("1 - e^-z where 1 + e^-z belongs",
+            "SiLU is z / (1 + e^-z), with a plus in the denominator (with a minus it divides by zero at z = 0).",
+            lambda z: _quiet(lambda: np.asarray(z) / (1 - np.exp(-np.asarray(z))))),
+    Mistake("the parentheses around 1 + e^-z are missing (z / 1 + e^-z)",
+            "z / 1 + np.exp(-z) divides z by 1 and then adds e^-z. Put the denominator in parentheses: "
+            "z / (1 + np.exp(-z)).",
+            lambda z: _quiet(lambda: np.asarray(z) + np.exp(-np.asarray(z)))),
+    Mistake("softplus, log(1 + e^z), instead of SiLU",
+            "log(1 + e^z) is softplus, a smooth ReLU that is never negative. SiLU is z / (1 + e^-z): z times the "
+            "sigmoid.",
+            lambda z: _quiet(lambda: np.log(1 + np.exp(np.asarray(z))))),
     Mistake("GELU instead of SiLU",
             "Both are z times a smooth step; SiLU's step is the sigmoid 1 / (1 + e^-z), not Φ(z).",
             lambda z: gelu(np.asarray(z, dtype=float))),
@@ -144,6 +189,12 @@ _SILU_MISTAKES = [
 ]
 
 _SILU_LARGE = [-1000.0, -100.0, -40.0, 40.0, 100.0, 1000.0]
+
+
+def _quiet(compute):
+    """Run a mutant's NumPy arithmetic without its overflow and divide warnings (a mutant must not warn)."""
+    with np.errstate(all="ignore"):
+        return compute()
 
 
 def _silu_problem(value, case) -> str | None:
@@ -169,7 +220,8 @@ def _overflow_hint(fn) -> str:
     if isinstance(outcome.error, OverflowError):
         return ("math.exp(1000) is too big for a Python float, so it raises. np.exp returns inf instead (with "
                 "a warning), and z / (1 + inf) = 0 is the right answer; scipy.special.expit(z) avoids both.")
-    return "silu(z) = z / (1 + e^-z) = z * sigmoid(z), element by element."
+    return ("compare your code with z / (1 + e^-z) term by term: the sign in the exponent, the parentheses "
+            "around the denominator, and the factor z on top.")
 
 
 @grader
@@ -182,8 +234,9 @@ def check_silu(fn) -> bool:
     hint = _overflow_hint(fn) if callable(fn) else ""
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
+        rounded = [_rounding_mistake(fn, silu)] if callable(fn) else []
         ok = check_function(
-            "silu", fn, _cases(5, _SILU_LARGE), silu, _silu_problem, _SILU_MISTAKES,
+            "silu", fn, _cases(5, _SILU_LARGE), silu, _silu_problem, _SILU_MISTAKES + rounded,
             compare=lambda a, b: close(a, b, rtol=1e-5, atol=1e-6), fallback_hint=hint)
     overflowed = any(issubclass(w.category, RuntimeWarning) and "overflow" in str(w.message) for w in caught)
     if ok and overflowed:
@@ -191,8 +244,6 @@ def check_silu(fn) -> bool:
               "z = -1000, e^-z = e^1000 is too big and becomes inf. The answer survives (z / inf = 0), so this "
               "passes. To silence it, use scipy.special.expit(z) for the sigmoid (z * expit(z)), which "
               "never overflows.")
-    if ok:
-        _float32_note(fn, "your silu")
     return ok
 
 
@@ -205,13 +256,18 @@ def _paths(x, W_gate, W_up):
 
 
 def _mutant(combine, after=lambda y: y):
-    """A SwiGLU-shaped function that combines the gate and value pre-activations with `combine`."""
+    """A SwiGLU-shaped function that combines the gate and value pre-activations with `combine`; after=None
+    multiplies by W_down transposed instead."""
     def fn(x, W_gate, W_up, W_down):
         g, v = _paths(x, W_gate, W_up)
-        return after(combine(g, v) @ np.asarray(W_down, dtype=float))
+        W = np.asarray(W_down, dtype=float)
+        if after is None:
+            return combine(g, v) @ W.T
+        return after(combine(g, v) @ W)
     return fn
 
 
+_COLUMN = "the matrices applied in the column-vector convention (W_gate.T @ x)"
 _SWIGLU_MISTAKES = [
     Mistake("gate and value swapped: SiLU went on the value path x @ W_up instead of the gate x @ W_gate",
             "The gate is silu(x @ W_gate); the value x @ W_up passes through unchanged: "
@@ -236,6 +292,24 @@ _SWIGLU_MISTAKES = [
             "Nothing follows W_down: the output must stay signed so the block can add it back onto x. Apply "
             "SiLU to the gate path x @ W_gate.",
             _mutant(lambda g, v: g * v, after=silu)),
+    Mistake("ReLU applied to the output, after W_down",
+            "Nothing follows W_down: the block adds the FFN's output back onto x, and a ReLU there would stop it "
+            "from ever lowering a coordinate of x. Return (silu(x @ W_gate) * (x @ W_up)) @ W_down as it is.",
+            _mutant(lambda g, v: silu(g) * v, after=relu)),
+    Mistake("SiLU applied again to the output, after W_down",
+            "SiLU belongs on the gate path only; nothing follows W_down, whose output must stay signed so the "
+            "block can add it back onto x.",
+            _mutant(lambda g, v: silu(g) * v, after=silu)),
+    Mistake("W_down transposed",
+            "W_down is stored (d_ff, d): the hidden layer (..., d_ff) times W_down as it is gives (..., d). "
+            "Drop the .T.",
+            _mutant(lambda g, v: silu(g) * v, after=None)),
+    Mistake(_COLUMN,
+            "That works for one token but not for a sequence (T, d) or a batch. Here x holds one token per row "
+            "and the matrices are stored (d, d_ff): multiply with the matrix on the right, x @ W_gate, so any "
+            "number of leading dimensions works.",
+            lambda x, W_gate, W_up, W_down: np.asarray(W_down).T @ (
+                silu(np.asarray(W_gate).T @ np.asarray(x)) * (np.asarray(W_up).T @ np.asarray(x)))),
     Mistake("no SiLU at all (a plain product of the two paths)",
             "Apply SiLU to the gate path: silu(x @ W_gate) * (x @ W_up).",
             _mutant(lambda g, v: g * v)),
@@ -271,14 +345,46 @@ def _swiglu_problem(value, case) -> str | None:
     return array_problem(value, lead + (_D,), shape_hints=hints)
 
 
+class _NotThisMistake(Exception):
+    """Raised by a probing mutant whose probe says the learner did not make its mistake (matches nothing)."""
+
+
+def _column_convention_mistake(fn) -> list[Mistake]:
+    """The column-vector convention written any way (W_gate.T @ x, np.dot(W_gate.T, x), ...): it gets one token
+    right and fails on a sequence, with an error that depends on how it was written. The mutant probes the
+    learner's function with the sequence transposed, one token per column: if that gives the right outputs,
+    one per column, the learner computes W.T @ x, and the mutant then does whatever the learner does."""
+    column = _SWIGLU_MISTAKES[[m.name for m in _SWIGLU_MISTAKES].index(_COLUMN)]
+
+    def probing(x, W_gate, W_up, W_down):
+        x = np.asarray(x, dtype=float)
+        if x.ndim == 1:
+            return swiglu_ffn(x, W_gate, W_up, W_down)
+        rows = x.reshape(-1, x.shape[-1])                      # (n, d)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            probe = run(fn, {"x": rows.T.copy(), "W_gate": W_gate, "W_up": W_up, "W_down": W_down})
+        try:
+            columns = np.asarray(probe.value, dtype=float)
+            is_column = (not probe.raised and columns.shape == (W_down.shape[1], len(rows))
+                         and close(columns.T, swiglu_ffn(rows, W_gate, W_up, W_down)))
+        except (TypeError, ValueError):
+            is_column = False
+        if not is_column:
+            raise _NotThisMistake
+        return fn(x, W_gate, W_up, W_down)                     # the learner's own result or error on this case
+    return [Mistake(column.name, column.fix, probing)]
+
+
 @grader
 def check_swiglu_ffn(fn) -> bool:
     """Grade `swiglu_ffn(x, W_gate, W_up, W_down)` = (silu(x @ W_gate) * (x @ W_up)) @ W_down."""
+    mistakes = _SWIGLU_MISTAKES + (_column_convention_mistake(fn) if callable(fn) else [])
     return check_function(
-        "swiglu_ffn", fn, _swiglu_cases(), swiglu_ffn, _swiglu_problem, _SWIGLU_MISTAKES,
+        "swiglu_ffn", fn, _swiglu_cases(), swiglu_ffn, _swiglu_problem, mistakes,
         compare=lambda a, b: close(a, b, rtol=1e-6, atol=1e-9),
-        fallback_hint="compute the gate g = silu(x @ W_gate) and the value v = x @ W_up, both (..., d_ff); "
-                      "then return (g * v) @ W_down.")
+        fallback_hint="check each step against the formula: SiLU on x @ W_gate only, an element-wise product "
+                      "with x @ W_up (both (..., d_ff)), then one product with W_down and nothing after it.")
 
 
 # --------------------------------------------------------------------------------------------------------
@@ -288,9 +394,11 @@ def _hidden_cases() -> list[Case]:
     return [
         Case("d = 4096 (Llama 7B), multiple_of = 256", {"d": 4096, "multiple_of": 256}),
         Case("d = 4096 with the default multiple_of", {"d": 4096}),
+        Case("d = 5120 (Llama 13B) with the default multiple_of", {"d": 5120}),
         Case("d = 8192 (Llama 65B), multiple_of = 256", {"d": 8192, "multiple_of": 256}),
         Case("d = 768: 8/3 · d = 2048 is already a multiple of 256", {"d": 768, "multiple_of": 256}),
         Case("d = 4096, multiple_of = 64", {"d": 4096, "multiple_of": 64}),
+        Case("d = 4096, multiple_of = 100 (not a power of two)", {"d": 4096, "multiple_of": 100}),
         Case("d = 4096, multiple_of = 1 (no rounding)", {"d": 4096, "multiple_of": 1}),
     ]
 
@@ -324,8 +432,49 @@ _HIDDEN_MISTAKES = [
             lambda d, multiple_of=256: multiple_of * math.ceil(int(2 * d / 3) / multiple_of)),
     Mistake("4d, the classic width, instead of 8/3 · d",
             "SwiGLU has three matrices, so it shrinks the width to 2/3 of 4d to keep the parameter count level.",
+            lambda d, multiple_of=256: 4 * d),
+    Mistake("4d, the classic width, rounded up, instead of 8/3 · d",
+            "SwiGLU has three matrices, so it shrinks the width to 2/3 of 4d to keep the parameter count level: "
+            "start from int(2 * 4 * d / 3).",
             lambda d, multiple_of=256: multiple_of * math.ceil(4 * d / multiple_of)),
+    Mistake("Llama 7B's width, 11,008, returned for every d",
+            "The function should compute the width from d and multiple_of: int(2 * 4 * d / 3), rounded up to a "
+            "multiple of multiple_of.",
+            lambda d, multiple_of=256: 11_008),
+    Mistake("rounded up with a bit trick that works only when multiple_of is a power of two",
+            "(h + m - 1) & -m clears the low bits, which rounds to a multiple of m only for m = 1, 2, 4, 8, ... "
+            "Use arithmetic that works for any m: m * math.ceil(h / m), or (h + m - 1) // m * m.",
+            lambda d, multiple_of=256: (int(2 * 4 * d / 3) + multiple_of - 1) & -multiple_of),
 ]
+
+
+_LEFT_OUT = object()   # marks a call that leaves multiple_of out
+
+
+def _default_mistakes(fn) -> list[Mistake]:
+    """A mistake for the learner's own default of multiple_of, read from their function's signature. A wrong or
+    missing default shows only in the cases that leave multiple_of out; each mutant below is right everywhere
+    else, so it is named only when the default is the one thing wrong."""
+    try:
+        parameter = inspect.signature(fn).parameters.get("multiple_of")
+    except (TypeError, ValueError):
+        return []
+    if parameter is None:
+        return []
+    default = parameter.default
+    if default is inspect.Parameter.empty:
+        def without_default(d, multiple_of=_LEFT_OUT):   # raises the learner's own TypeError when it is left out
+            return fn(d) if multiple_of is _LEFT_OUT else swiglu_hidden(d, multiple_of)
+        return [Mistake("multiple_of has no default value",
+                        "The cases that call swiglu_hidden(d) without it fail. Give it Llama's default in the "
+                        "signature: def swiglu_hidden(d, multiple_of=256).",
+                        without_default)]
+    if isinstance(default, int) and not isinstance(default, bool) and default == 256:
+        return []
+    return [Mistake(f"the default of multiple_of is {fmt(default)}, not 256",
+                    "Llama's code rounds to multiples of 256 unless told otherwise: "
+                    "def swiglu_hidden(d, multiple_of=256).",
+                    lambda d, multiple_of=default: swiglu_hidden(d, multiple_of))]
 
 
 def _width_problem(value, case) -> str | None:
@@ -336,8 +485,10 @@ def _width_problem(value, case) -> str | None:
 @grader
 def check_swiglu_hidden(fn) -> bool:
     """Grade `swiglu_hidden(d, multiple_of=256)`: int(2 * 4d / 3) rounded up to a multiple of multiple_of."""
+    mistakes = (_default_mistakes(fn) if callable(fn) else []) + _HIDDEN_MISTAKES
     return check_function(
-        "swiglu_hidden", fn, _hidden_cases(), swiglu_hidden, _width_problem, _HIDDEN_MISTAKES,
+        "swiglu_hidden", fn, _hidden_cases(), swiglu_hidden, _width_problem, mistakes,
         compare=lambda got, expected: got == expected,
         normalize=int,
-        fallback_hint="h = int(2 * 4 * d / 3), then multiple_of * math.ceil(h / multiple_of).")
+        fallback_hint="take two thirds of 4d and truncate it to an int; then round that up to the next multiple "
+                      "of multiple_of (a width that is already a multiple stays).")

@@ -8,7 +8,7 @@ import numpy as np
 from helpers.and_not import INPUTS, TARGET
 from helpers.checks._core import (Case, Mistake, Report, a_kind, check_function, close, fmt, not_a_function,
                                   plural, run)
-from helpers.checks._verdict import grader
+from helpers.checks._verdict import current_tally, failed_attempts, grader
 
 __all__ = ["check_collapse", "check_residual_collapse", "check_detector_weights"]
 
@@ -27,15 +27,15 @@ def _as_float_array(value: Any) -> np.ndarray | None:
 def _matrix_problem(value: Any, name: str, shape: tuple[int, ...], hints: dict[tuple[int, ...], str]) -> str | None:
     """Why `value` is not a finite array of `shape`, in words that name it (`W`, `b`, ...)."""
     if value is None:
-        return f"`{name}` is None"
+        return f"returned None for `{name}`"
     array = _as_float_array(value)
     if array is None:
-        return f"`{name}` is {a_kind(value)}, not an array of numbers"
+        return f"returned {a_kind(value)} for `{name}`, not an array of numbers"
     if array.shape != shape:
         hint = hints.get(array.shape, "")
-        return f"`{name}` has shape {array.shape}; expected {shape}" + (f". {hint}" if hint else "")
+        return f"returned `{name}` of shape {array.shape}; expected {shape}" + (f". {hint}" if hint else "")
     if not np.all(np.isfinite(array)):
-        return f"`{name}` holds NaN or infinity"
+        return f"returned `{name}` holding NaN or infinity"
     return None
 
 
@@ -46,43 +46,105 @@ def _collapse_reference(W1, b1, W2, b2):
     return W1 @ W2, b1 @ W2 + b2
 
 
-_COLLAPSE_MISTAKES = [
-    Mistake("b1 forgotten in the combined bias",
-            "b1 is added before W2, so it goes through W2 too: the combined bias is b1 @ W2 + b2, not b2 alone.",
-            lambda W1, b1, W2, b2: (W1 @ W2, b2)),
-    Mistake("b1 not multiplied by W2",
-            "(x W1 + b1) W2 = x W1 W2 + b1 W2: the bias b1 travels through W2 like the rest of the hidden "
-            "vector. Use b = b1 @ W2 + b2.",
-            lambda W1, b1, W2, b2: (W1 @ W2, b1 + b2)),
-    Mistake("b2 forgotten in the combined bias",
-            "The second layer still adds b2 at the end: b = b1 @ W2 + b2.",
-            lambda W1, b1, W2, b2: (W1 @ W2, b1 @ W2)),
-    Mistake("the product in the wrong order, W2 W1",
-            "A row vector meets W1 first: x @ W1 @ W2, so W = W1 @ W2 (shape (d_in, d_out)).",
-            lambda W1, b1, W2, b2: (W2 @ W1, b1 @ W2 + b2)),
-    Mistake("W1 and W2 multiplied element by element",
-            "`*` multiplies entry by entry; the composition of two layers is the matrix product W1 @ W2.",
-            lambda W1, b1, W2, b2: (W1 * W2, b1 @ W2 + b2)),
-    Mistake("W transposed (the column-vector convention)",
-            "In the row-vector convention x @ W the collapsed matrix is W1 @ W2, with shape (d_in, d_out); "
-            "(W1 @ W2).T belongs to the W @ x convention.",
-            lambda W1, b1, W2, b2: ((W1 @ W2).T, b1 @ W2 + b2)),
+# The matrix and the bias go wrong independently, so the known mistakes are each wrong W with the right b,
+# each wrong b with the right W, and every pair of them (one mistake in each line of the learner's code).
+_W_SLIPS = [
+    ("the product in the wrong order, W2 W1",
+     "A row vector meets W1 first: x @ W1 @ W2, so W = W1 @ W2 (shape (d_in, d_out)).",
+     lambda W1, W2: W2 @ W1),
+    ("W1 and W2 multiplied element by element",
+     "`*` multiplies entry by entry; the composition of two layers is the matrix product W1 @ W2.",
+     lambda W1, W2: W1 * W2),
+    ("W transposed (the column-vector convention)",
+     "In the row-vector convention x @ W the collapsed matrix is W1 @ W2, with shape (d_in, d_out); "
+     "(W1 @ W2).T belongs to the W @ x convention.",
+     lambda W1, W2: (W1 @ W2).T),
 ]
+_B_SLIPS = [
+    ("b1 forgotten in the combined bias",
+     "b1 is added before W2, so it goes through W2 too: the combined bias is b1 @ W2 + b2, not b2 alone.",
+     lambda b1, W2, b2: b2),
+    ("b1 not multiplied by W2",
+     "(x W1 + b1) W2 = x W1 W2 + b1 W2: the bias b1 travels through W2 like the rest of the hidden vector. "
+     "Use b = b1 @ W2 + b2.",
+     lambda b1, W2, b2: b1 + b2),
+    ("b2 forgotten in the combined bias",
+     "The second layer still adds b2 at the end: b = b1 @ W2 + b2.",
+     lambda b1, W2, b2: b1 @ W2),
+    ("the bias in the column-vector convention, W2 b1 + b2",
+     "b1 is a row here, like x: it meets W2 from the left, b1 @ W2 + b2.",
+     lambda b1, W2, b2: W2 @ b1 + b2),
+]
+_COLUMN_BOTH = ("the column-vector convention throughout: W = W2 W1 and b = W2 b1 + b2",
+                "That is the collapse for W @ x. Here tokens are rows, x @ W1 @ W2, so W = W1 @ W2 and "
+                "b = b1 @ W2 + b2 (see the conventions card).")
+
+
+def _collapse_mistakes() -> list[Mistake]:
+    right_W = lambda W1, W2: W1 @ W2           # noqa: E731
+    right_b = lambda b1, W2, b2: b1 @ W2 + b2  # noqa: E731
+
+    def pair(w, b):
+        return lambda W1, b1, W2, b2: (w(W1, W2), b(b1, W2, b2))
+    mistakes = [Mistake(name, fix, pair(w, right_b)) for name, fix, w in _W_SLIPS]
+    mistakes += [Mistake(name, fix, pair(right_W, b)) for name, fix, b in _B_SLIPS]
+    order, column_b = _W_SLIPS[0][2], _B_SLIPS[3][2]
+    mistakes.append(Mistake(*_COLUMN_BOTH, pair(order, column_b)))
+    for w_name, w_fix, w in _W_SLIPS:
+        for b_name, b_fix, b in _B_SLIPS:
+            if (w, b) != (order, column_b):
+                mistakes.append(Mistake(f"{w_name}; and {b_name}", f"Two things: {w_fix} And {b_fix}", pair(w, b)))
+    return mistakes
+
+
+_COLLAPSE_MISTAKES = _collapse_mistakes()
+
+
+def _weights(rng, *shape):
+    """Weights with three decimals that are not products of small integers: a rounded or integer answer fails."""
+    return np.round(rng.normal(size=shape), 3)
 
 
 def _collapse_cases():
-    # Integer weights, so every mistake above gives a visibly different W or b.
-    square = {"W1": np.array([[1.0, 2.0], [0.0, -1.0]]), "b1": np.array([1.0, -2.0]),
-              "W2": np.array([[3.0, 1.0], [-1.0, 2.0]]), "b2": np.array([0.5, -1.0])}
-    wide = {"W1": np.array([[1.0, 0.0, -1.0, 2.0], [0.0, 1.0, 1.0, -1.0], [2.0, -1.0, 0.0, 1.0]]),
-            "b1": np.array([1.0, 0.0, -1.0, 2.0]),
-            "W2": np.array([[1.0, -1.0], [2.0, 0.0], [0.0, 1.0], [-1.0, 3.0]]),
-            "b2": np.array([-1.0, 0.5])}
-    single = {"W1": np.array([[2.0, -1.0, 0.5]]), "b1": np.array([0.0, 1.0, -1.0]),
-              "W2": np.array([[1.0, 0.0], [3.0, -1.0], [-2.0, 1.0]]), "b2": np.array([0.25, 0.0])}
-    return [Case("square layers, 2 -> 2 -> 2", square),
-            Case("expand then project, 3 -> 4 -> 2", wide),
-            Case("one input, two outputs, 1 -> 3 -> 2", single)]
+    rng = np.random.default_rng(50)
+    cases = []
+    for name, (d_in, d_hidden, d_out) in (("square layers, 2 -> 2 -> 2", (2, 2, 2)),
+                                          ("expand then project, 3 -> 4 -> 2", (3, 4, 2)),
+                                          ("in and out the same width, 2 -> 3 -> 2", (2, 3, 2)),
+                                          ("one input, two outputs, 1 -> 3 -> 2", (1, 3, 2))):
+        cases.append(Case(name, {"W1": _weights(rng, d_in, d_hidden), "b1": _weights(rng, d_hidden),
+                                 "W2": _weights(rng, d_hidden, d_out), "b2": _weights(rng, d_out)}))
+    return cases
+
+
+class _NotThisMistake(Exception):
+    """Raised by a probing mutant when the learner did not make its mistake on a case (it then matches nothing)."""
+
+
+def _is_rounded(got: Any, want: Any) -> bool:
+    """Whether each array in `got` is the matching array of `want`, as it is, rounded to 0-4 decimals, or cast
+    to int: what a result rounded for display (or truncated by int) looks like."""
+    try:
+        pairs = [(np.asarray(g, dtype=float), np.asarray(w, dtype=float)) for g, w in zip(got, want)]
+    except (TypeError, ValueError):
+        return False
+    if len(pairs) != len(want) or any(g.shape != w.shape for g, w in pairs):
+        return False
+    conversions = [lambda w: w, np.trunc, np.floor] + [lambda w, k=k: np.round(w, k) for k in range(5)]
+    return all(any(close(g, convert(w), rtol=1e-12, atol=1e-12) for convert in conversions) for g, w in pairs)
+
+
+def _rounding_mistake(fn, reference, as_tuple) -> Mistake:
+    """Names a result that is the right one rounded, or cast to int (right on exact inputs, wrong on these)."""
+    def probing(*args):
+        outcome = run(fn, dict(enumerate(args)))
+        if outcome.raised or not _is_rounded(as_tuple(outcome.value), as_tuple(reference(*args))):
+            raise _NotThisMistake
+        return outcome.value
+    return Mistake("the numbers are rounded (or cast to int)",
+                   "Return them as computed, as floats: rounding for display belongs in a print, not in the "
+                   "result (and int(...) or .astype(int) drops everything after the point).",
+                   probing)
 
 
 def _collapse_problem(value: Any, case: Case) -> str | None:
@@ -131,8 +193,9 @@ def _describe_pair(value) -> str:
 @grader
 def check_collapse(fn) -> bool:
     """Grade `collapse(W1, b1, W2, b2)`, which returns (W, b) with (x @ W1 + b1) @ W2 + b2 == x @ W + b."""
+    rounded = [_rounding_mistake(fn, _collapse_reference, lambda v: tuple(v))] if callable(fn) else []
     return check_function(
-        "collapse", fn, _collapse_cases(), _collapse_reference, _collapse_problem, _COLLAPSE_MISTAKES,
+        "collapse", fn, _collapse_cases(), _collapse_reference, _collapse_problem, _COLLAPSE_MISTAKES + rounded,
         compare=_pair_close, normalize=_as_pair, describe=_describe_pair,
         fallback_hint="expand (x @ W1 + b1) @ W2 + b2 into x @ (something) + (something else) and return both.")
 
@@ -174,14 +237,11 @@ _RESIDUAL_MISTAKES = [
 
 
 def _residual_cases():
+    rng = np.random.default_rng(51)
     return [
-        Case("d = 2, d_ff = 2 (square)", {"W1": np.array([[1.0, 2.0], [0.0, -1.0]]),
-                                         "W2": np.array([[0.5, 1.0], [-1.0, 0.0]])}),
-        Case("d = 3, d_ff = 4 (expand, then project)",
-             {"W1": np.array([[1.0, 0.0, -1.0, 2.0], [0.0, 1.0, 1.0, -1.0], [2.0, -1.0, 0.0, 1.0]]),
-              "W2": np.array([[1.0, -1.0, 0.0], [2.0, 0.0, 1.0], [0.0, 1.0, -2.0], [-1.0, 3.0, 0.5]])}),
-        Case("a branch that writes nothing (W2 = 0)", {"W1": np.array([[1.0, -2.0, 0.5], [3.0, 0.0, 1.0]]),
-                                                      "W2": np.zeros((3, 2))}),
+        Case("d = 2, d_ff = 2 (square)", {"W1": _weights(rng, 2, 2), "W2": _weights(rng, 2, 2)}),
+        Case("d = 3, d_ff = 4 (expand, then project)", {"W1": _weights(rng, 3, 4), "W2": _weights(rng, 4, 3)}),
+        Case("a branch that writes nothing (W2 = 0)", {"W1": _weights(rng, 2, 3), "W2": np.zeros((3, 2))}),
     ]
 
 
@@ -198,8 +258,10 @@ def _residual_problem(value: Any, case: Case) -> str | None:
 @grader
 def check_residual_collapse(fn) -> bool:
     """Grade `residual_collapse(W1, W2)`, which returns the matrix M with x + (x @ W1) @ W2 == x @ M."""
+    rounded = [_rounding_mistake(fn, _residual_reference, lambda v: (v,))] if callable(fn) else []
     return check_function(
-        "residual_collapse", fn, _residual_cases(), _residual_reference, _residual_problem, _RESIDUAL_MISTAKES,
+        "residual_collapse", fn, _residual_cases(), _residual_reference, _residual_problem,
+        _RESIDUAL_MISTAKES + rounded,
         normalize=lambda v: np.asarray(v, dtype=float),
         fallback_hint="write x itself as x @ I, then factor x out of x @ I + x @ W1 @ W2.")
 
@@ -302,11 +364,32 @@ def _detector_diagnosis(out: np.ndarray) -> str:
             "Scale W2 (or the pre-activation) so that this output is exactly 1")
 
 
+_ANSWER = ("One answer that works: W1 = [[1], [1], [-1]], b1 = [-1], W2 = [[1]], b2 = [0]. Its one unit reads "
+           "s = A + B - C, which is 2 on (1, 1, 0) and at most 1 on the other seven inputs, and relu(s - 1) is "
+           "1 at s = 2 and 0 for s <= 1.")
+_HOW_TO_REVEAL = ("After a second failed attempt this check shows one answer that works "
+                  "(or ask now: check_detector_weights(detector_weights, reveal=True)).")
+
+
 @grader
-def check_detector_weights(fn) -> bool:
+def check_detector_weights(fn, reveal: bool = False) -> bool:
     """Grade `detector_weights()`: (W1, b1, W2, b2) of a ReLU FFN, 3 inputs -> d_ff units -> 1 output, that
-    outputs exactly 1 for (A, B, C) = (1, 1, 0) and exactly 0 for the other seven binary inputs."""
+    outputs exactly 1 for (A, B, C) = (1, 1, 0) and exactly 0 for the other seven binary inputs.
+
+    A design exercise: a failure names the part that is wrong and the likely slip, never the weights. One
+    working answer is shown after a second failed attempt in this kernel, or at once with reveal=True."""
     title = "detector_weights"
+    ok = _judge_detector(title, fn)
+    attempted = ok or not current_tally().not_implemented   # a stub is no attempt: it reveals nothing
+    # failed_attempts counts the failures before this call (a stub's run is none of them).
+    if reveal or (not ok and attempted and failed_attempts(title) >= 1):
+        print(f"  {_ANSWER}")
+    elif not ok and attempted:
+        print(f"  {_HOW_TO_REVEAL}")
+    return ok
+
+
+def _judge_detector(title: str, fn) -> bool:
     if not callable(fn):
         return not_a_function(title, fn)
     report = Report(title)

@@ -4,17 +4,25 @@ Row-vector convention throughout (x @ W): column k of W1 is unit k's key, row k 
 """
 from __future__ import annotations
 
+import contextlib
+import io
+from dataclasses import dataclass
+from typing import Any, Callable
+
 import numpy as np
 
+from helpers import kv_memory
 from helpers.checks._core import (Case, Mistake, Outcome, Report, a_kind, check_function, close, fmt,
                                   not_a_function, run, vector_problem)
-from helpers.checks._verdict import grader
+from helpers.checks._verdict import grader, grading
 from helpers.ffn import relu
-from helpers.kv_memory import THETA, build_memory
+from helpers.kv_memory import build_memory
 from helpers.kv_memory import ffn_as_sum as _reference_sum
 from helpers.kv_memory import top_units as _reference_top
 
 __all__ = ["check_ffn_as_sum", "check_top_units", "check_store_fact"]
+
+THETA = kv_memory.THETA   # the threshold the lesson uses; check_store_fact also tries another value
 
 
 def _f(a):
@@ -24,18 +32,120 @@ def _f(a):
 # --------------------------------------------------------------------------------------------------------
 # Exercise 1: ffn_as_sum(x, W1, b1, W2, b2), the FFN as an explicit sum over hidden units
 # --------------------------------------------------------------------------------------------------------
+# The exercise asks for the sum of the terms a_k u_k, not the matrix product h @ W2 that hides it. The check
+# hands the learner's function W2 as a _ProductWatch: the same numbers, and a record of every matrix product
+# that W2 takes part in as a whole. A product that keeps one row per unit (np.diag(a) @ W2, einsum "k,kj->kj")
+# still builds the terms; one that sums over the units (h @ W2, np.dot(h, W2), einsum "k,kj->j") does not.
+_PRODUCTS = {np.dot, np.einsum, np.tensordot, np.inner, np.vdot, np.linalg.multi_dot}
+
+
+class _ProductWatch(np.ndarray):
+    whole: tuple = ()                # W2's shape (d_ff, d)
+    summed: list | None = None       # the shapes of products that summed over the units
+    # So that a plain array's method h.dot(W2), which no override sees, still makes its result one of these:
+    # __array_finalize__ then meets a new 1-D array of d numbers made from the whole of W2.
+    __array_priority__ = 100
+
+    def __array_finalize__(self, obj):
+        self.whole = getattr(obj, "whole", ())
+        self.summed = getattr(obj, "summed", None)
+        if (isinstance(obj, _ProductWatch) and obj.summed is not None and obj.whole
+                and obj.shape in (obj.whole, obj.whole[::-1]) and self.base is None and self.ndim == 1
+                and self.shape[0] == obj.shape[-1] and self.shape != obj.shape):
+            obj.summed.append(self.shape)
+
+    def _note(self, operands, result):
+        if self.summed is None:
+            return
+        whole = [o for o in operands if isinstance(o, _ProductWatch) and o.whole
+                 and o.shape in (o.whole, o.whole[::-1])]
+        if whole and np.shape(result) not in (self.whole, self.whole[::-1]):
+            self.summed.append(np.shape(result))
+
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        if "out" in kwargs:
+            kwargs["out"] = _plain(kwargs["out"])
+        result = getattr(ufunc, method)(*_plain(inputs), **kwargs)
+        if ufunc is np.matmul and method == "__call__":
+            self._note(inputs, result)
+        return result
+
+    def __array_function__(self, func, types, args, kwargs):
+        result = func(*_plain(args), **_plain(kwargs))
+        if func in _PRODUCTS:
+            flat = [a for arg in args for a in (arg if isinstance(arg, (list, tuple)) else [arg])]
+            self._note(flat, result)
+        return result
+
+    def dot(self, other, out=None):
+        result = np.dot(self.view(np.ndarray), _plain(other), out=_plain(out))
+        self._note([self], result)
+        return result
+
+    def take(self, *args, **kwargs):     # a row taken out is not a product
+        return self.view(np.ndarray).take(*args, **kwargs)
+
+    def __repr__(self):        # what the learner sees when printing W2: the plain array
+        return repr(self.view(np.ndarray))
+
+    def __str__(self):
+        return str(self.view(np.ndarray))
+
+
+def _plain(value):
+    """value with every _ProductWatch in it (also inside tuples, lists and dicts) as a plain array."""
+    if isinstance(value, _ProductWatch):
+        return value.view(np.ndarray)
+    if isinstance(value, (list, tuple)):
+        return type(value)(_plain(v) for v in value)
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    return value
+
+
+@dataclass(eq=False)
+class _SummedWithAProduct:
+    """What the learner's function returned, when it took the product of W2 as a whole: the check can then
+    tell a right value from a right value reached the way the exercise rules out."""
+    value: Any
+
+    def __array__(self, dtype=None, copy=None):
+        return np.asarray(self.value, dtype=dtype)
+
+
+def _watching(fn: Callable) -> Callable:
+    """fn, called with W2 as a _ProductWatch; its result is wrapped when a product summed over the units."""
+    def ffn_as_sum(x, W1, b1, W2, b2):
+        watched = W2.view(_ProductWatch) if isinstance(W2, np.ndarray) and W2.ndim == 2 else W2
+        if isinstance(watched, _ProductWatch):
+            watched.whole, watched.summed = W2.shape, []
+        value = fn(x, W1, b1, watched, b2)
+        if isinstance(watched, _ProductWatch) and watched.summed:
+            return _SummedWithAProduct(_plain(value))
+        return _plain(value)
+    return ffn_as_sum
+
+
 def _sum_with(x, W1, b1, W2, b2, key=lambda W1, k: W1[:, k], value=lambda W2, k: W2[k],
               act=lambda z, b: relu(z + b), bias_per_unit=False, out=lambda y: y, use_b2=True, n_units=None):
     """The sum over units with one step swapped for a known slip; with the defaults it is correct."""
     x, W1, b1, W2, b2 = _f(x), _f(W1), _f(b1), _f(W2), _f(b2)
     y = np.zeros(len(x))
-    for k in range(len(b1) if n_units is None else n_units(x, W1)):
+    units = range(len(b1)) if n_units is None else n_units(x, W1)
+    for k in (range(units) if isinstance(units, int) else units):
         a_k = act(float(key(W1, k) @ x), b1[k])
         y = y + a_k * value(W2, k) + (b2 if bias_per_unit else 0.0)
     return out(y + (b2 if use_b2 and not bias_per_unit else 0.0))
 
 
+_WHOLE_PRODUCT_FIX = ("The numbers are right, but the exercise asks for the sum the product hides: add the "
+                      "terms a_k * W2[k] one unit at a time (a loop), or build them as the rows of a (d_ff, d) "
+                      "array and sum those rows.")
+
 _SUM_MISTAKES = [
+    Mistake("W2 multiplied as a whole (h @ W2), so the sum over units is never written out",
+            _WHOLE_PRODUCT_FIX, lambda x, W1, b1, W2, b2: _SummedWithAProduct(_reference_sum(
+                _f(x), _f(W1), _f(b1), _f(W2), _f(b2)))),
     Mistake("looped over d units instead of d_ff",
             "The layer has d_ff hidden units, one per column of W1: loop over range(W1.shape[1]) (or len(b1)). "
             "len(x) and W1.shape[0] are d, the token's width, so units d to d_ff - 1 were never added.",
@@ -50,9 +160,9 @@ _SUM_MISTAKES = [
     Mistake("b2 left out", "After the sum over units, add the output bias b2 once.",
             lambda x, W1, b1, W2, b2: _sum_with(x, W1, b1, W2, b2, use_b2=False)),
     Mistake("b2 added once per unit instead of once",
-            "b2 belongs outside the sum: start from y = b2 (or add it after the loop), not inside the loop.",
+            "b2 belongs outside the sum: start from y = b2.copy() (or add it after the loop), not inside it.",
             lambda x, W1, b1, W2, b2: _sum_with(x, W1, b1, W2, b2, bias_per_unit=True)),
-    Mistake("σ (ReLU) not applied, so units that do not fire write their value with a negative weight",
+    Mistake("ReLU not applied, so units that do not fire write their value with a negative weight",
             "a_k = relu(x . w_k + b1[k]): a unit whose pre-activation is negative has a_k = 0 and writes nothing.",
             lambda x, W1, b1, W2, b2: _sum_with(x, W1, b1, W2, b2, act=lambda z, b: z + b)),
     Mistake("b1 left out", "The pre-activation is x . w_k + b1[k]: add unit k's bias before the ReLU.",
@@ -62,6 +172,15 @@ _SUM_MISTAKES = [
     Mistake("ReLU applied to the output as well",
             "The ReLU acts on each unit's pre-activation only; the output stays signed.",
             lambda x, W1, b1, W2, b2: _sum_with(x, W1, b1, W2, b2, out=relu)),
+    Mistake("a unit left out: the loop starts at 1", "range(W1.shape[1]) starts at unit 0; range(1, ...) skips it.",
+            lambda x, W1, b1, W2, b2: _sum_with(x, W1, b1, W2, b2, n_units=lambda x, W1: range(1, W1.shape[1]))),
+    Mistake("a unit left out: the loop stops one early",
+            "range(n) already stops before n: range(W1.shape[1]) visits every unit, range(W1.shape[1] - 1) "
+            "misses the last.",
+            lambda x, W1, b1, W2, b2: _sum_with(x, W1, b1, W2, b2, n_units=lambda x, W1: W1.shape[1] - 1)),
+    Mistake("the absolute value |z| used instead of relu(z)",
+            "ReLU keeps a positive pre-activation and turns a negative one into 0; abs turns it positive.",
+            lambda x, W1, b1, W2, b2: _sum_with(x, W1, b1, W2, b2, act=lambda z, b: abs(z + b))),
 ]
 
 
@@ -74,6 +193,7 @@ def _sum_cases():
     W1_wide = np.round(wide.normal(size=(3, 8)), 1)
     W2_wide = np.round(wide.normal(size=(8, 3)), 1)
     z_wide = np.array([0.6, -0.4, 1.1, 0.8, -0.7, 1.5, 0.4, 0.9])   # the pre-activations: units 1 and 4 silent
+    raw = np.random.default_rng(61)                       # unrounded numbers: a rounded answer shows here
     return [
         Case("the 2 x 2 hand trace (x = [1, -1], W2 = I)",
              {"x": np.array([1.0, -1.0]), "W1": np.array([[1.0, 1.0], [1.0, -1.0]]), "b1": np.zeros(2),
@@ -92,23 +212,90 @@ def _sum_cases():
         Case("a 2 -> 5 -> 2 FFN in which no unit fires",
              {"x": np.array([1.0, 1.0]), "W1": -np.abs(np.round(rng.normal(size=(2, 5)), 1)) - 0.1,
               "b1": np.full(5, -0.5), "W2": np.round(rng.normal(size=(5, 2)), 1), "b2": np.array([0.7, -0.3])}),
+        Case("a 5 -> 7 -> 5 FFN with unrounded weights",
+             {"x": raw.normal(size=5), "W1": raw.normal(size=(5, 7)), "b1": raw.normal(size=7),
+              "W2": raw.normal(size=(7, 5)), "b2": raw.normal(size=5)}),
     ]
+
+
+def _sum_hidden():
+    rng = np.random.default_rng(62)
+    return [Case("a 6 -> 10 -> 6 FFN with unrounded weights",
+                 {"x": rng.normal(size=6), "W1": rng.normal(size=(6, 10)), "b1": rng.normal(size=10),
+                  "W2": rng.normal(size=(10, 6)), "b2": rng.normal(size=6)})]
+
+
+def _rounded_to(value, expected) -> int | None:
+    """The number of decimals `value` was rounded to, when it is `expected` rounded (and not just expected)."""
+    value, expected = np.asarray(value, dtype=float), np.asarray(expected, dtype=float)
+    if value.shape != expected.shape or close(value, expected):
+        return None
+    for n in range(7):
+        scaled = value * 10.0 ** n
+        if (np.allclose(scaled, np.round(scaled), rtol=0, atol=1e-6)
+                and np.all(np.abs(value - expected) <= 0.5 * 10.0 ** -n + 1e-9)):
+            return n
+    return None
+
+
+def _sum_problem(value, case, rule_broken=False):
+    """What is wrong with the kind of value returned; with rule_broken (every case's value was right, by
+    a product with W2 as a whole), that rule, where the value itself is fine."""
+    d, d_ff = len(case.args["x"]), len(case.args["b1"])
+    if isinstance(value, _SummedWithAProduct):
+        problem = _sum_problem(value.value, case)
+        if problem is None and rule_broken:
+            return ("gives the right numbers by multiplying W2 as a whole matrix (h @ W2, np.dot or an "
+                    "einsum over k); the exercise asks for the sum of the terms a_k * W2[k]")
+        return problem
+    hints = {d_ff: "That is one number per hidden unit (the activations?); the output has d numbers, "
+                   "the sum of the vectors a_k u_k plus b2."} if d_ff != d else {}
+    problem = vector_problem(value, d, hints)
+    if problem is None:
+        n = _rounded_to(value, _reference_sum(*(_f(v) for v in case.args.values())))
+        if n is not None:
+            return (f"returned the output rounded to {n} decimal{'s' if n != 1 else ''}; return the exact sum "
+                    "and round only when you print it (the case with unrounded weights shows the difference)")
+    return problem
+
+
+def _sum_values(value):
+    value = value.value if isinstance(value, _SummedWithAProduct) else value
+    return [float(e) for e in (value.tolist() if isinstance(value, np.ndarray) else value)]
+
+
+def _only_by_a_product(fn, cases) -> bool:
+    """Whether fn gets every case right, through a product with W2 as a whole in at least one. Run quietly,
+    before the graded run: only then is the rule, not a wrong value, the thing to report."""
+    seen = False
+    with contextlib.redirect_stdout(io.StringIO()):
+        for case in cases:
+            outcome = run(fn, case.args)
+            if outcome.raised:
+                return False
+            value = outcome.value
+            seen = seen or isinstance(value, _SummedWithAProduct)
+            plain = value.value if isinstance(value, _SummedWithAProduct) else value
+            if _sum_problem(plain, case) is not None or \
+                    not close(_sum_values(plain), _reference_sum(*(_f(v) for v in case.args.values()))):
+                return False
+    return seen
 
 
 @grader
 def check_ffn_as_sum(fn) -> bool:
-    """Grade `ffn_as_sum(x, W1, b1, W2, b2)`: FFN(x) for one token, as the sum of a_k u_k over units, + b2."""
-    def validate(value, case):
-        d, d_ff = len(case.args["x"]), len(case.args["b1"])
-        hints = {d_ff: "That is one number per hidden unit (the activations?); the output has d numbers, "
-                       "the sum of the vectors a_k u_k plus b2."} if d_ff != d else {}
-        return vector_problem(value, d, hints)
-
+    """Grade `ffn_as_sum(x, W1, b1, W2, b2)`: FFN(x) for one token, as the sum of a_k u_k over units, + b2,
+    without multiplying W2 as a whole."""
+    if not callable(fn):
+        return not_a_function("ffn_as_sum", fn)
+    watched, cases = _watching(fn), _sum_cases()
+    rule_broken = _only_by_a_product(watched, cases)
     return check_function(
-        "ffn_as_sum", fn, _sum_cases(), _reference_sum, validate, _SUM_MISTAKES,
-        normalize=lambda v: [float(e) for e in (v.tolist() if isinstance(v, np.ndarray) else v)],
-        fallback_hint="start from y = b2; for each unit k, a_k = relu(x @ W1[:, k] + b1[k]), "
-                      "then y += a_k * W2[k].")
+        "ffn_as_sum", watched, cases, _reference_sum,
+        lambda value, case: _sum_problem(value, case, rule_broken), _SUM_MISTAKES,
+        normalize=_sum_values, hidden=_sum_hidden(),
+        fallback_hint="print your a_k for the first failing case beside relu(x @ W1 + b1) computed in one "
+                      "line; then check which slice of W2 each unit writes and that b2 is added exactly once.")
 
 
 # --------------------------------------------------------------------------------------------------------
@@ -123,6 +310,10 @@ def _acts(x, W1, b1):
     return relu(_f(x) @ _f(W1) + _f(b1))
 
 
+def _sizes(x, W1, b1, W2):
+    return np.linalg.norm(_acts(x, W1, b1)[:, None] * _f(W2), axis=1)
+
+
 def _smallest_first(x, W1, b1, W2, k):
     right_units = _reference_top(_f(x), _f(W1), _f(b1), _f(W2), k)
     return right_units[::-1]
@@ -131,7 +322,7 @@ def _smallest_first(x, W1, b1, W2, k):
 _TOP_MISTAKES = [
     Mistake("sorted ascending, so these are the units that write the least",
             "Sort the sizes from largest to smallest: np.argsort(-sizes), or sorted(..., reverse=True).",
-            lambda x, W1, b1, W2, k: _rank(np.linalg.norm(_acts(x, W1, b1)[:, None] * _f(W2), axis=1), k, True)),
+            lambda x, W1, b1, W2, k: _rank(_sizes(x, W1, b1, W2), k, True)),
     Mistake("the right units, listed smallest first",
             "Return them largest first: the first index should be the unit whose a_j u_j is longest.",
             _smallest_first),
@@ -146,6 +337,10 @@ _TOP_MISTAKES = [
             "A unit with a large negative pre-activation is silenced by the ReLU and writes nothing: "
             "apply the ReLU first, a_j = relu(x . w_j + b1_j).",
             lambda x, W1, b1, W2, k: _rank(np.abs(_f(x) @ _f(W1) + _f(b1)), k)),
+    Mistake("ranked by the sum of a_j u_j's coordinates instead of its length",
+            "Coordinates of both signs cancel in a sum, so a long vector can sum to almost 0. The size of a "
+            "vector is its length, np.linalg.norm(..., axis=1).",
+            lambda x, W1, b1, W2, k: _rank((_acts(x, W1, b1)[:, None] * _f(W2)).sum(axis=1), k)),
     Mistake("keys read from the rows of W1",
             "With x @ W1, unit j's key is column j of W1 (W1 has shape (d, d_ff)): a = relu(x @ W1 + b1).",
             lambda x, W1, b1, W2, k: _rank(np.linalg.norm(relu(_f(W1) @ _f(x) + _f(b1))[:, None] * _f(W2),
@@ -189,6 +384,13 @@ def _top_cases():
     ]
 
 
+def _top_hidden():
+    rng = np.random.default_rng(17)
+    return [_top_case("a 5 -> 9 -> 5 FFN with four silent units, top 4", rng,
+                      [0.3, -0.8, 1.1, 0.4, -0.2], [1.4, -0.6, 0.7, 2.2, -1.5, 0.5, -0.1, 1.9, -2.4],
+                      [1.2, 3.0, 2.5, 0.6, 1.0, 3.5, 2.0, 1.1, 0.8], 4)]
+
+
 def _units_problem(value, case):
     k, d_ff = case.args["k"], len(case.args["b1"])
     if value is None:
@@ -204,67 +406,125 @@ def _units_problem(value, case):
     if any(isinstance(v, (float, np.floating)) and not float(v).is_integer() for v in value):
         return ("returned numbers that are not whole, such as the sizes themselves; return the indices j "
                 "of the units (np.argsort gives indices)")
-    if any(isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, np.integer, float, np.floating))
-           for v in value):
+    if any(isinstance(v, (float, np.floating)) for v in value):
+        return (f"returned the indices as floats (the first is {float(value[0])!r}); an index must be an int, "
+                "since a float "
+                "cannot index anything (W2[4.0] raises IndexError). np.argsort returns ints; if you filled "
+                "np.zeros(k), give it dtype=int, or build a list")
+    if any(isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, np.integer)) for v in value):
         return f"returned {fmt(value)}; return a list of {k} unit indices such as [4, 0]"
     if len(value) != k:
+        if len(value) == d_ff:
+            return (f"returned all {d_ff} units; keep only the first k = {k} of them (the k largest), "
+                    "largest first")
         return f"returned {len(value)} indices; expected k = {k}"
     if len(set(int(v) for v in value)) != len(value):
         return f"returned {fmt(value)}, which lists a unit twice"
     if any(not 0 <= int(v) < d_ff for v in value):
         hint = " (did you count from 1?)" if max(int(v) for v in value) == d_ff else ""
         return f"returned {fmt(value)}; unit indices run from 0 to {d_ff - 1}{hint}"
+    right = _reference_top(*(_f(case.args[n]) for n in ("x", "W1", "b1", "W2")), k)
+    got = [int(v) for v in value]
+    if sorted(got) == sorted(right) and got not in (right, right[::-1]):
+        return (f"returned the right units in another order, {fmt(got)}; list them largest first (a sort by "
+                "size keeps the order; np.argpartition and sets do not)")
     return None
 
 
 @grader
 def check_top_units(fn) -> bool:
-    """Grade `top_units(x, W1, b1, W2, k)`: the k units with the largest ||a_j u_j||, largest first."""
+    """Grade `top_units(x, W1, b1, W2, k)`: the k units with the largest ||a_j u_j||, largest first, as ints."""
     return check_function(
         "top_units", fn, _top_cases(), _reference_top, _units_problem, _TOP_MISTAKES,
         compare=lambda got, expected: list(got) == list(expected),
         normalize=lambda v: [int(e) for e in (v.tolist() if isinstance(v, np.ndarray) else v)],
-        fallback_hint="a = relu(x @ W1 + b1); sizes = np.linalg.norm(a[:, None] * W2, axis=1); "
-                      "return the indices of the k largest sizes, largest first.")
+        hidden=_top_hidden(),
+        fallback_hint="print one size per unit, ||a_j u_j||, for the first failing case, and check that your "
+                      "indices point at the largest sizes, largest first.")
 
 
 # --------------------------------------------------------------------------------------------------------
 # Exercise 3: store_fact(W1, b1, W2, key, value), one more unit that stores key -> value
 # --------------------------------------------------------------------------------------------------------
-_SCALE = 1 / (1 - THETA)
+# The text says to use the threshold kv.THETA. So that a threshold written out as 0.5 (or any other number)
+# cannot pass, one case runs with kv_memory.THETA set to another value, and every case asks the new unit
+# about two probe queries near its key: one whose cosine passes the threshold (the unit must write
+# (cos - THETA) / (1 - THETA) times its value, as every unit built like the others does) and one just below.
+OTHER_THETA = 0.3
+
+
+@contextlib.contextmanager
+def _threshold(theta: float, fn: Any):
+    """kv_memory.THETA set to theta while the block runs, and the learner's own global THETA too when it
+    holds the lesson's value (`from helpers.kv_memory import THETA`, or THETA = kv.THETA)."""
+    saved = kv_memory.THETA
+    names = getattr(fn, "__globals__", None)
+    own = (isinstance(names, dict) and not str(names.get("__name__", "")).startswith("helpers")
+           and isinstance(names.get("THETA"), float) and names.get("THETA") == saved)
+    kv_memory.THETA = theta
+    if own:
+        names["THETA"] = theta
+    try:
+        yield
+    finally:
+        kv_memory.THETA = saved
+        if own:
+            names["THETA"] = saved
 
 
 def _append(W1, b1, W2, column, bias, row):
     return (np.column_stack([_f(W1), column]), np.append(_f(b1), bias), np.vstack([_f(W2), row]))
 
 
+def _scale():
+    return 1 / (1 - kv_memory.THETA)
+
+
 _STORE_MISTAKES = [
     Mistake("key and value swapped",
             "The key goes into W1 (a new column: what the unit looks for) and the value into W2 (a new row: "
             "what it writes).",
-            lambda W1, b1, W2, key, value: _append(W1, b1, W2, _f(value) * _SCALE, -THETA * _SCALE, _f(key))),
+            lambda W1, b1, W2, key, value: _append(W1, b1, W2, _f(value) * _scale(),
+                                                   -kv_memory.THETA * _scale(), _f(key))),
     Mistake("no threshold: the new unit's bias is 0, so it also fires for old keys that point partly its way",
-            f"Use the column key / (1 - THETA) and the bias -THETA / (1 - THETA) = {-THETA * _SCALE:g}: the "
-            f"unit then fires only for queries whose cosine with its key exceeds THETA = {THETA:g}.",
+            "Build the unit as the cell above builds the others: the column key / (1 - THETA) and the bias "
+            "-THETA / (1 - THETA), with THETA = kv.THETA, so that it fires only for queries whose cosine with "
+            "its key exceeds THETA.",
             lambda W1, b1, W2, key, value: _append(W1, b1, W2, _f(key), 0.0, _f(value))),
     Mistake("the key scaled by 1 / (1 - THETA) but no threshold (bias 0)",
-            f"Add the bias -THETA / (1 - THETA) = {-THETA * _SCALE:g}: without it the unit fires for every key "
-            "that points partly its way, and on its own key it fires with a = 1 / (1 - THETA), not 1.",
-            lambda W1, b1, W2, key, value: _append(W1, b1, W2, _f(key) * _SCALE, 0.0, _f(value))),
+            "Add the bias -THETA / (1 - THETA): without it the unit fires for every key that points partly its "
+            "way, and on its own key it fires with a = 1 / (1 - THETA), not 1.",
+            lambda W1, b1, W2, key, value: _append(W1, b1, W2, _f(key) * _scale(), 0.0, _f(value))),
     Mistake("the threshold with the wrong sign, so the new unit fires for every key",
-            f"The bias must be negative, -THETA / (1 - THETA) = {-THETA * _SCALE:g}, so that weak matches "
-            "fall below zero and the ReLU silences them.",
-            lambda W1, b1, W2, key, value: _append(W1, b1, W2, _f(key) * _SCALE, THETA * _SCALE, _f(value))),
+            "The bias must be negative, -THETA / (1 - THETA), so that weak matches fall below zero and the "
+            "ReLU silences them.",
+            lambda W1, b1, W2, key, value: _append(W1, b1, W2, _f(key) * _scale(), kv_memory.THETA * _scale(),
+                                                   _f(value))),
     Mistake("the key not scaled by 1 / (1 - THETA), so the unit fires with a = 1 - THETA on its own key "
             "and writes a shortened value",
-            f"Use the column key / (1 - THETA) and the bias -THETA / (1 - THETA): on its own key the unit "
-            f"then has a = ({1:g} - THETA) / (1 - THETA) = 1 and writes exactly the value.",
-            lambda W1, b1, W2, key, value: _append(W1, b1, W2, _f(key), -THETA, _f(value))),
+            "Use the column key / (1 - THETA) and the bias -THETA / (1 - THETA): on its own key the unit "
+            "then has a = (1 - THETA) / (1 - THETA) = 1 and writes exactly the value.",
+            lambda W1, b1, W2, key, value: _append(W1, b1, W2, _f(key), -kv_memory.THETA, _f(value))),
     Mistake("the bias not scaled: -THETA instead of -THETA / (1 - THETA)",
             "Scale the bias like the key: -THETA / (1 - THETA), so the unit switches on exactly where the "
             "cosine passes THETA.",
-            lambda W1, b1, W2, key, value: _append(W1, b1, W2, _f(key) * _SCALE, -THETA, _f(value))),
+            lambda W1, b1, W2, key, value: _append(W1, b1, W2, _f(key) * _scale(), -kv_memory.THETA,
+                                                   _f(value))),
+    Mistake("the threshold written as 0.5 instead of read from kv.THETA",
+            f"Read the threshold from kv.THETA inside your function (theta = kv.THETA): in one case the "
+            f"check sets kv.THETA to {OTHER_THETA}, and your unit kept the old 0.5.",
+            lambda W1, b1, W2, key, value: _append(W1, b1, W2, _f(key) / 0.5, -1.0, _f(value))),
 ]
+
+
+@dataclass
+class _StoreCase:
+    case: Case
+    theta: float            # kv_memory.THETA while this case runs
+    queries: np.ndarray     # the old keys, then the new key
+    answers: np.ndarray     # what the memory must return for each: their values
+    probes: np.ndarray      # (2, d): cosine `cosines` with the new key, orthogonal to everything else
+    cosines: tuple
 
 
 def _orthonormal(n, d, rng):
@@ -272,26 +532,33 @@ def _orthonormal(n, d, rng):
     return q.T                                             # (n, d), orthonormal rows
 
 
-def _store_cases():
-    """Memories built by build_memory, each with a new fact whose key leans towards one old key (cosine 0.3,
-    below THETA) and away from another (cosine -0.3): enough to expose a missing or misplaced threshold."""
-    cases = []
-    for name, seed, d, n in (("add a 4th fact to a 3-fact memory (d = 6)", 1, 6, 3),
-                             ("add a 6th fact to a 5-fact memory (d = 9)", 2, 9, 5),
-                             ("add the first fact to an empty memory (d = 5)", 3, 5, 0)):
-        rng = np.random.default_rng(seed)
-        basis = _orthonormal(n + 2, d, rng)
-        keys = basis[:n]
-        values = _orthonormal(n + 1, d, rng)
-        if n:
-            key = 0.3 * keys[0] - (0.3 * keys[1] if n > 1 else 0) + basis[n]
-            key = key / np.linalg.norm(key)
-        else:
-            key = basis[0]
-        W1, b1, W2 = build_memory(keys, values[:n])
-        cases.append((Case(name, {"W1": W1, "b1": b1, "W2": W2, "key": key, "value": values[n]}),
-                      np.vstack([keys, key]), np.vstack([values[:n], values[n]])))
-    return cases
+def _store_case(name, seed, d, n, theta=THETA, lean=0.3) -> _StoreCase:
+    """A memory built by build_memory, with a new fact whose key leans towards one old key (by `lean`, so
+    its cosine stays below theta) and away from another: enough to expose a missing or misplaced threshold."""
+    rng = np.random.default_rng(seed)
+    basis = _orthonormal(n + 2, d, rng)
+    keys = basis[:n]
+    values = _orthonormal(n + 1, d, rng)
+    key = basis[n] + (lean * keys[0] if n else 0) - (lean * keys[1] if n > 1 else 0)
+    key = key / np.linalg.norm(key)
+    W1, b1, W2 = build_memory(keys, values[:n], theta)
+    perpendicular = basis[n + 1]                           # orthogonal to every key, old and new
+    cosines = (theta + (1 - theta) / 4, theta - 0.1)
+    probes = np.array([c * key + np.sqrt(1 - c * c) * perpendicular for c in cosines])
+    return _StoreCase(Case(name, {"W1": W1, "b1": b1, "W2": W2, "key": key, "value": values[n]}), theta,
+                      np.vstack([keys, key]), np.vstack([values[:n], values[n]]), probes, cosines)
+
+
+def _store_cases() -> list[_StoreCase]:
+    return [_store_case("add a 4th fact to a 3-fact memory (d = 6)", 1, 6, 3),
+            _store_case("add a 6th fact to a 5-fact memory (d = 9)", 2, 9, 5),
+            _store_case("add the first fact to an empty memory (d = 5)", 3, 5, 0),
+            _store_case(f"add a 5th fact with kv.THETA set to {OTHER_THETA} (d = 8)", 4, 8, 4,
+                        theta=OTHER_THETA, lean=0.15)]
+
+
+def _store_hidden() -> list[_StoreCase]:
+    return [_store_case("add an 8th fact with kv.THETA set to 0.7 (d = 12)", 5, 12, 7, theta=0.7, lean=0.3)]
 
 
 def _weights_problem(value, d, n):
@@ -326,26 +593,47 @@ def _weights_problem(value, d, n):
 
 def _recall(weights, queries):
     W1, b1, W2 = (np.asarray(v, dtype=float) for v in weights)
-    return relu(queries @ W1 + b1) @ W2                    # (n + 1, d), b2 = 0
+    return relu(queries @ W1 + b1) @ W2                    # (n_queries, d), b2 = 0
+
+
+@dataclass
+class _Recalled:
+    """What a memory returned for a case's queries and probes (None when its weights were malformed)."""
+    queries: np.ndarray | None
+    probes: np.ndarray | None
+
+
+def _run_store(fn, store: _StoreCase) -> tuple[Outcome, _Recalled]:
+    with _threshold(store.theta, fn):
+        outcome = run(fn, store.case.args)
+    d, n = store.case.args["W1"].shape
+    if outcome.raised or outcome.not_implemented or _weights_problem(outcome.value, d, n) is not None:
+        return outcome, _Recalled(None, None)
+    return outcome, _Recalled(_recall(outcome.value, store.queries), _recall(outcome.value, store.probes))
 
 
 @grader
 def check_store_fact(fn) -> bool:
     """Grade `store_fact(W1, b1, W2, key, value)`: new weights with one more unit that stores key -> value,
-    judged by what the new memory recalls for every old key and for the new one."""
+    built like the others with the threshold kv.THETA. Judged by what the new memory returns for every old
+    key, for the new one, and for two probe queries near the new key; one case sets kv.THETA to another
+    value, so a threshold written out as a number shows."""
     title = "store_fact"
-    cases = _store_cases()
     if not callable(fn):
         return not_a_function(title, fn)
-    report = Report(title, f"checking {len(cases)} cases: the new fact is recalled and every old fact still is")
-    results: list[tuple[Outcome, np.ndarray | None]] = []
+    run_hidden = grading()
+    stores = _store_cases() + (_store_hidden() if run_hidden else [])
+    hidden = len(_store_hidden()) if run_hidden else 0
+    report = Report(title, f"checking {len(stores)} cases" + (f", {hidden} of them hidden" if hidden else "")
+                    + ": the new fact is recalled, every old fact still is, and the new unit uses kv.THETA")
+    report.tally.total = len(stores)
+    results: list[tuple[Outcome, _Recalled]] = []
     failures = []
-    for index, (case, queries, answers) in enumerate(cases):
-        outcome = run(fn, case.args)
+    for index, store in enumerate(stores):
+        outcome, recalled = _run_store(fn, store)
         if outcome.not_implemented:
             return report.not_implemented()
-        d, n = case.args["W1"].shape
-        recalled = None
+        d, n = store.case.args["W1"].shape
         if outcome.raised:
             message = f"your function {outcome.describe_error()}"
         elif (problem := _weights_problem(outcome.value, d, n)) is not None:
@@ -355,23 +643,24 @@ def check_store_fact(fn) -> bool:
             message = (f"your function changed its input {names} in place; build new arrays (np.column_stack, "
                        "np.append, np.vstack) and leave the old memory as it was")
         else:
-            recalled = _recall(outcome.value, queries)
-            message = _recall_problem(outcome.value, case.args, queries, recalled, answers)
+            message = (_recall_problem(outcome.value, store.case.args, store.queries, recalled.queries,
+                                       store.answers)
+                       or _probe_problem(store, recalled.probes))
         results.append((outcome, recalled))
         if message is None:
-            report.passed(case.name)
+            report.passed(store.case.name)
         else:
             failures.append(index)
-            report.failed(case.name, message)
+            report.failed(store.case.name, message)
     if failures:
-        found = _diagnose_store(results, cases, failures[0])
+        found = _diagnose_store(results, stores, failures[0])
         if found:
             label, mistake = found
             report.line(f"{label}: {mistake.name}. {mistake.fix}")
         else:
-            report.line("Hint: append the column key / (1 - THETA) to W1, the bias -THETA / (1 - THETA) to b1 "
-                        "and the row value to W2.")
-    return report.finish(len(cases), len(failures))
+            report.line("Hint: compare your new column, bias and row with those the cell above gives each "
+                        "unit, with theta = kv.THETA read inside your function.")
+    return report.finish(len(stores), len(failures), hidden=hidden, hidden_skipped=not run_hidden)
 
 
 def _new_unit(weights, args):
@@ -411,16 +700,45 @@ def _recall_problem(weights, args, queries, recalled, answers):
     return None
 
 
-def _diagnose_store(results, cases, first_failure):
+def _probe_problem(store: _StoreCase, probes_out: np.ndarray) -> str | None:
+    """Whether the new unit writes, for the two probes, what a unit with threshold store.theta writes."""
+    value, theta = store.case.args["value"], store.theta
+    for cosine, got in zip(store.cosines, probes_out):
+        want = max(0.0, cosine - theta) / (1 - theta)       # times the value
+        if close(got, want * value, rtol=1e-6, atol=1e-9):
+            continue
+        written = float(got @ value)                        # the value has length 1
+        where = (f"for a query whose cosine with the new key is {cosine:.3f}, "
+                 + (f"above kv.THETA = {theta:g}, the new unit should write {want:.3g} times the value, "
+                    "as every unit built like the others does" if want
+                    else f"below kv.THETA = {theta:g}, the new unit should write nothing"))
+        if not close(got, written * value, rtol=1e-6, atol=1e-9):
+            return where + f"; the memory returns {fmt(got, 3)}, which is not a multiple of the value"
+        if written <= 0:
+            found = f"; yours writes nothing there, so its threshold is above {cosine:.3f}"
+        elif written < 1:
+            found = (f"; yours writes {written:.3g} times it, as a unit with threshold "
+                     f"{(cosine - written) / (1 - written):.3g} would")
+        else:
+            found = f"; yours writes {written:.3g} times it"
+        if theta != THETA:
+            found += (f". In this case the check set kv.THETA to {theta:g}: read kv.THETA inside your function "
+                      "instead of writing its value")
+        return where + found
+    return None
+
+
+def _diagnose_store(results, stores, first_failure):
     partial = None
     for mistake in _STORE_MISTAKES:
         agree = []
-        for (outcome, recalled), (case, queries, _) in zip(results, cases):
-            theirs = run(mistake.fn, case.args)
-            if recalled is None or theirs.raised:
+        for (outcome, recalled), store in zip(results, stores):
+            theirs_outcome, theirs = _run_store(mistake.fn, store)
+            if recalled.queries is None or theirs.queries is None:
                 agree.append(False)
                 continue
-            agree.append(close(recalled, _recall(theirs.value, queries), rtol=1e-6, atol=1e-6))
+            agree.append(close(recalled.queries, theirs.queries, rtol=1e-6, atol=1e-6)
+                         and close(recalled.probes, theirs.probes, rtol=1e-6, atol=1e-9))
         if all(agree):
             return "Likely mistake", mistake
         if partial is None and agree[first_failure]:

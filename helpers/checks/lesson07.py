@@ -2,12 +2,13 @@
 from __future__ import annotations
 
 import functools
-from typing import NamedTuple
+import traceback
+from typing import Any, Callable, NamedTuple
 
 import numpy as np
 
 from helpers.block import LN_EPS, layer_norm
-from helpers.checks._core import Case, Mistake, array_problem, check_function, close, fmt
+from helpers.checks._core import Case, Mistake, array_problem, check_function, close, fmt, not_a_function
 from helpers.checks._verdict import grader
 from helpers.ffn import ffn, softmax
 from helpers.moe import make_experts, route
@@ -81,6 +82,25 @@ def _route_axis0(logits, k):
     return experts, softmax(chosen, axis=0)
 
 
+def _route_experts_sorted(logits, k):
+    """The k experts listed by index (np.sort), their weights left in logit order: pairs split."""
+    experts, chosen = _top(logits, k, -logits)
+    return np.sort(experts, axis=-1), softmax(chosen)
+
+
+def _route_weights_ascending(logits, k):
+    """Experts best first, weights from an ascending sort of the same logits: the pairs reversed."""
+    experts, chosen = _top(logits, k, -logits)
+    return experts, softmax(chosen)[:, ::-1]
+
+
+def _route_first_columns(logits, k):
+    """Right experts, but the weights are the probabilities of experts 0..k-1 (p[:, :k]), renormalised."""
+    experts, _ = _top(logits, k, -logits)
+    p = softmax(logits)[:, :k]
+    return experts, p / p.sum(axis=-1, keepdims=True)
+
+
 def _route_mask_by_value(logits, k):
     """Pick the best, then hide every expert whose logit equals it (a tied expert is skipped too)."""
     masked = logits.copy()
@@ -109,6 +129,16 @@ _ROUTE_MISTAKES = [Mistake(name, fix, _quiet(fn)) for name, fix, fn in [
      "Turn the k chosen logits into weights with a softmax.", _route_raw),
     ("softmax taken down the tokens (axis=0) instead of across each token's experts",
      "Normalise each row: softmax along axis=-1, over one token's k chosen logits.", _route_axis0),
+    ("weights not reordered with their experts: the experts were sorted by index, the weights were not",
+     "Weight j must belong to expert j. Keep the experts in the order of their logits (best first), or "
+     "reorder the weights with the same permutation: np.take_along_axis(logits, experts, axis=-1) picks "
+     "each chosen expert's own logit.", _route_experts_sorted),
+    ("weights in the reverse order of their experts (one sorted up, the other down)",
+     "Sort once: take the experts' positions with np.argsort(-logits), then their own logits with "
+     "np.take_along_axis, so weight j belongs to expert j.", _route_weights_ascending),
+    ("weights taken from the first k columns (experts 0 to k - 1), not from the chosen experts",
+     "Pick each token's chosen logits with np.take_along_axis(logits, experts, axis=-1); p[:, :k] are the "
+     "probabilities of experts 0 to k - 1, whichever were chosen.", _route_first_columns),
     ("an expert tied with the one just chosen is skipped (masked by value, not by index)",
      "Two experts with equal logits are both eligible. Hide the chosen expert by its index "
      "(masked[row, e] = -inf for that one e), not every entry equal to its logit.", _route_mask_by_value),
@@ -134,6 +164,11 @@ def _route_cases():
         Case("large logits (a naive exp overflows)",
              {"logits": np.array([[1000.0, 999.0, 0.0, -1000.0], [-1000.0, 1000.0, 998.0, 0.0]]), "k": 2}),
     ]
+
+
+def _route_hidden():
+    rng = np.random.default_rng(3)
+    return [Case("top 2 of 6 experts for 5 tokens", {"logits": np.round(rng.normal(size=(5, 6)), 3), "k": 2})]
 
 
 def _as_routing(value):
@@ -176,9 +211,20 @@ def _route_problem(value, case):
                         "keeps every tied expert; take exactly k.")
             return f"returned `{name}` of shape {shape}; expected ({n}, {k}), one row per token.{hint}"
     experts, weights = parts["experts"], parts["weights"]
+    raw = np.asarray(value[0])
+    whole_weights = np.all(np.isfinite(weights)) and np.all(weights == np.round(weights))
+    if (np.all(np.isfinite(experts)) and np.any(experts != np.round(experts)) and whole_weights
+            and np.allclose(experts.sum(axis=-1), 1.0)):
+        return ("returned `weights, experts` in the opposite order: the first array holds the weights (each row "
+                "sums to 1), the second the indices. Return `experts, weights`")
     if not np.all(np.isfinite(experts)) or np.any(experts != np.round(experts)):
         return ("returned `experts` that are not whole numbers; they should be expert indices such as "
                 "[[3, 0], ...]. Did you return the chosen logits instead of their positions?")
+    if raw.dtype.kind == "f" or (raw.dtype == object and any(isinstance(e, (float, np.floating))
+                                                               for e in raw.ravel())):
+        return ("returned `experts` as floats (the first is " + repr(float(experts.flat[0])) + "); expert "
+                "indices must be ints, since a float cannot index the list of experts (experts[3.0] raises "
+                "TypeError). np.argsort returns ints; if you filled np.zeros, give it dtype=int")
     if experts.min() < 0 or experts.max() >= n_experts:
         bad = experts.max() if experts.max() >= n_experts else experts.min()
         hint = " Expert indices count from 0." if bad == n_experts else ""
@@ -222,7 +268,7 @@ def check_route(fn) -> bool:
     logits as their weights. Any order of a token's k choices is accepted, and any choice among tied experts."""
     return check_function(
         "route", fn, _route_cases(), _reference_route, _route_problem, _ROUTE_MISTAKES,
-        compare=_route_close, normalize=_as_routing, describe=_describe_routing,
+        compare=_route_close, normalize=_as_routing, describe=_describe_routing, hidden=_route_hidden(),
         fallback_hint="for each token (row), take the k largest logits, then weights = exp(l - max) / sum over "
                       "those k only. Print route(np.array([[2.0, 0.0, 1.0]]), 2): experts [0, 2], weights "
                       "[0.7311, 0.2689].")
@@ -247,6 +293,111 @@ def _mix(x, experts, chosen, weights, where="output"):
     for t in range(x.shape[0]):
         for e, w in zip(chosen[t], weights[t]):
             y[t] += w * experts[e](x[t:t + 1])[0] if where == "output" else experts[e](w * x[t:t + 1])[0]
+    return y
+
+
+def _moe_assigned_per_token(x, W_router, experts, k):
+    """y[t] = ... instead of y[t] += ...: each token keeps only its last choice's weighted output."""
+    chosen, weights = route(x @ W_router, k)
+    y = np.zeros_like(x)
+    for t in range(x.shape[0]):
+        for e, w in zip(chosen[t], weights[t]):
+            y[t] = w * experts[e](x[t:t + 1])[0]
+    return y
+
+
+def _moe_assigned_per_expert(x, W_router, experts, k):
+    """y[rows] = ... in a loop over experts: each token keeps only its highest-numbered expert's output."""
+    chosen, weights = route(x @ W_router, k)
+    y = np.zeros_like(x)
+    for e, expert in enumerate(experts):
+        rows, slot = np.nonzero(chosen == e)
+        if rows.size:
+            y[rows] = weights[rows, slot, None] * expert(x[rows])
+    return y
+
+
+def _moe_experts_sorted(x, W_router, experts, k):
+    chosen, weights = route(x @ W_router, k)
+    return _mix(x, experts, np.sort(chosen, axis=-1), weights)
+
+
+def _moe_weights_reversed(x, W_router, experts, k):
+    chosen, weights = route(x @ W_router, k)
+    return _mix(x, experts, chosen, weights[:, ::-1])
+
+
+def _moe_one_dimensional_row(x, W_router, experts, k):
+    """expert(x[t])[0]: on a 1-D row the expert returns (d,), and [0] keeps only its first coordinate."""
+    chosen, weights = route(x @ W_router, k)
+    y = np.zeros_like(x)
+    for t in range(x.shape[0]):
+        for e, w in zip(chosen[t], weights[t]):
+            y[t] += w * experts[e](x[t])[0]
+    return y
+
+
+# A learner who writes `experts, weights = route(...)` replaces the list of expert functions with route's
+# array of indices, and then calls an element of that array: a TypeError ("'numpy.ndarray' object is not
+# callable") or an IndexError, depending on the numbers. The check runs every function through _guarded,
+# which looks at the learner's own frame when it raises and, if `experts` (the third argument) now holds an
+# array, says so in the exception's message, with the learner's line kept.
+_OVERWRITTEN = ("`experts` no longer holds the expert functions when your function calls one: an assignment "
+                "such as `experts, weights = route(...)` replaced the list of experts with route's array of "
+                "indices. Give route's arrays other names, `chosen, weights = route(...)`, and keep `experts` "
+                "for the functions")
+
+
+def _overwrote_experts(error: BaseException, fn: Callable, experts: Any) -> bool:
+    code = getattr(fn, "__code__", None)
+    if code is None or code.co_argcount < 3:
+        return False
+    name = code.co_varnames[2]
+    for frame, _ in traceback.walk_tb(error.__traceback__):
+        if frame.f_code is code:
+            now = frame.f_locals.get(name)
+            return now is not experts and isinstance(now, np.ndarray)
+    return False
+
+
+def _guarded(fn: Callable) -> Callable:
+    def moe_forward(x, W_router, experts, k):
+        try:
+            return fn(x, W_router, experts, k)
+        except Exception as error:
+            if _overwrote_experts(error, fn, experts):
+                raise TypeError(_OVERWRITTEN).with_traceback(error.__traceback__) from None
+            raise
+    return moe_forward
+
+
+def _moe_overwrites_experts(x, W_router, experts, k):
+    experts, weights = route(x @ W_router, k)
+    y = np.zeros_like(x)
+    for t in range(x.shape[0]):
+        for j in range(k):
+            e = experts[t, j]
+            y[t] += weights[t, j] * experts[e](x[t:t + 1])[0]
+    return y
+
+
+def _moe_slot_as_expert(x, W_router, experts, k):
+    """experts[j] where experts[chosen[t, j]] belongs: the slot number used as the expert's index."""
+    chosen, weights = route(x @ W_router, k)
+    y = np.zeros_like(x)
+    for t in range(x.shape[0]):
+        for j in range(k):
+            y[t] += weights[t, j] * experts[j](x[t:t + 1])[0]
+    return y
+
+
+def _moe_row_zero(x, W_router, experts, k):
+    """experts[e](x)[0]: every token gets what the expert wrote for token 0."""
+    chosen, weights = route(x @ W_router, k)
+    y = np.zeros_like(x)
+    for t in range(x.shape[0]):
+        for e, w in zip(chosen[t], weights[t]):
+            y[t] += w * experts[e](x)[0]
     return y
 
 
@@ -299,6 +450,30 @@ def _moe_plus_x(x, W_router, experts, k):
 
 
 _MOE_MISTAKES = [
+    Mistake("the expert functions overwritten by route's indices (`experts, weights = route(...)`)",
+            "Name route's arrays `chosen, weights`; `experts` must keep the list of expert functions that "
+            "the layer calls.", _guarded(_moe_overwrites_experts)),
+    Mistake("an expert's output assigned with `=` instead of added with `+=`",
+            "Each token's output is the sum of its k weighted expert outputs: y[t] += ..., so the second "
+            "expert adds to the first instead of replacing it.", _moe_assigned_per_token),
+    Mistake("an expert's output assigned with `=` instead of added with `+=`",
+            "A token chosen by two experts gets rows from both: y[rows] += ..., so the later expert adds to "
+            "what the earlier one wrote instead of replacing it.", _moe_assigned_per_expert),
+    Mistake("weights not reordered with their experts: the experts were sorted by index, the weights were not",
+            "Weight j of a token belongs to its expert j: use route's two arrays as they come, or reorder both "
+            "with the same permutation.", _moe_experts_sorted),
+    Mistake("weights in the reverse order of their experts",
+            "Weight j of a token belongs to its expert j (route returns both best first): weights[t, j] "
+            "multiplies the output of expert chosen[t, j].", _moe_weights_reversed),
+    Mistake("the slot number used as the expert (experts[j] instead of experts[chosen[t, j]])",
+            "j counts a token's choices, 0 to k - 1; the expert in slot j is chosen[t, j]. Call "
+            "experts[chosen[t, j]] and weight it by weights[t, j].", _moe_slot_as_expert),
+    Mistake("each expert called on all of x, and row 0 kept: every token gets token 0's output",
+            "Call the expert on the token itself, experts[e](x[t:t+1])[0], or on all its tokens at once and "
+            "keep each row with its token.", _moe_row_zero),
+    Mistake("each expert called on the 1-D row x[t], then [0] taken: every coordinate gets the first one",
+            "Called on a 1-D row, an expert returns a 1-D row, and [0] picks its first number. Keep the row 2-D "
+            "with x[t:t+1] (then [0] takes the one row out), or drop the [0].", _moe_one_dimensional_row),
     Mistake("weights from a softmax over all experts, not renormalised over the chosen k",
             "Take the softmax of the k chosen logits only, so each token's weights add up to 1.",
             _moe_all_softmax),
@@ -363,15 +538,27 @@ def _moe_problem(value, case):
     return array_problem(value, (n, d), shape_hints=hints)
 
 
+def _moe_hidden():
+    rng = np.random.default_rng(12)
+    return [Case("7 tokens, top 2 of 6 experts, d = 5", {"x": np.round(rng.normal(size=(7, 5)), 3),
+                                                        "W_router": np.round(rng.normal(size=(5, 6)), 3),
+                                                        "experts": make_experts(rng, 6, 5, 7), "k": 2})]
+
+
 @grader
 def check_moe_forward(fn) -> bool:
     """Grade `moe_forward(x, W_router, experts, k)`: route each token to its top k experts and add their
     outputs weighted by the softmax of the chosen logits."""
+    if not callable(fn):
+        return not_a_function("moe_forward", fn)
     return check_function(
-        "moe_forward", fn, _moe_cases(), _reference_moe, _moe_problem, _MOE_MISTAKES,
+        "moe_forward", _guarded(fn), _moe_cases(), _reference_moe, _moe_problem, _MOE_MISTAKES,
         compare=lambda got, expected: close(got, expected, rtol=1e-6, atol=1e-9), describe=_rows,
-        fallback_hint="logits = x @ W_router; experts, weights = route(logits, k); then for each token t and "
-                      "each of its k choices j, y[t] += weights[t, j] * experts[e](x[t:t+1])[0], e = experts[t, j].")
+        hidden=_moe_hidden(),
+        fallback_hint="take one failing token: print its k chosen experts and their weights from route, work "
+                      "out the weighted sum of those experts' outputs on that token by hand, and compare it "
+                      "with your row. (Give route's arrays names other than `experts`, which holds the "
+                      "functions.)")
 
 
 # --------------------------------------------------------------------------------------------------------
@@ -409,6 +596,9 @@ _BLOCK_MISTAKES = [
     Mistake("layer norm applied to the FFN's output instead of its input (x + LN(FFN(x)))",
             "Normalise what goes into the FFN: x + ffn(layer_norm(x)).",
             lambda x, f: x + layer_norm(f(x))),
+    Mistake("the norm and the FFN on swapped paths: LN(x) + FFN(x)",
+            "The FFN reads the normalised copy and the residual carries x itself: x + ffn(layer_norm(x)).",
+            lambda x, f: layer_norm(x) + f(x)),
     Mistake("the norm applied after the sum, LN(x + FFN(x)) (the original Transformer's post-LN order)",
             "This block is pre-LN, as in GPT-2, Llama and Mixtral: x + ffn(layer_norm(x)), with x itself "
             "added back unnormalised.", lambda x, f: layer_norm(x + f(x))),
@@ -424,6 +614,9 @@ _BLOCK_MISTAKES = [
     Mistake("layer norm with the sample variance (ddof=1)",
             "LayerNorm divides by the population variance, x.var(axis=-1), which is ddof=0.",
             lambda x, f: x + f(_norm_ddof1(x))),
+    Mistake("the FFN's output multiplied onto x instead of added (x * FFN(LN(x)))",
+            "The residual connection adds: the block's output is x plus what the sublayer computes.",
+            lambda x, f: x * f(layer_norm(x))),
     Mistake("layer norm without subtracting the mean (that is RMSNorm)",
             "Subtract each token's mean before dividing by its standard deviation.",
             lambda x, f: x + f(_norm_rms(x))),
@@ -474,6 +667,16 @@ def _block_close(got, expected) -> bool:
     return close(got, expected, rtol=1e-4, atol=1e-3)
 
 
+def _block_hidden():
+    rng = np.random.default_rng(9)
+    x = np.round(rng.normal(loc=-2.0, scale=4.0, size=(4, 5)), 3)
+    W = np.round(rng.normal(size=(5, 5)), 3)
+
+    def tanh_ffn(h):
+        return np.tanh(h @ W)
+    return [Case("a tanh sublayer (5 -> 5) on 4 off-centre tokens", {"x": x, "ffn": tanh_ffn})]
+
+
 @grader
 def check_residual_block(fn) -> bool:
     """Grade `residual_block(x, ffn)`: x + ffn(layer_norm(x)), the FFN half of a pre-LN block."""
@@ -481,5 +684,7 @@ def check_residual_block(fn) -> bool:
         "residual_block", fn, _block_cases(), _reference_block,
         lambda value, case: array_problem(value, case.args["x"].shape),
         _BLOCK_MISTAKES, compare=_block_close,
-        describe=_rows,
-        fallback_hint="three steps: h = layer_norm(x); out = ffn(h); return x + out.")
+        describe=_rows, hidden=_block_hidden(),
+        fallback_hint="run your block with the identity as ffn (lambda h: h) on a small x and compare with "
+                      "x + layer_norm(x) by hand: which of the three pieces (what the FFN reads, what it "
+                      "returns, what that is added to) differs?")

@@ -1,0 +1,560 @@
+"""Checks for lesson 08, training the FFN: relu_backward, ffn_backward, numerical_gradient and gelu_backward.
+
+Row-vector convention: x is (T, d), W1 (d, d_ff), W2 (d_ff, d), dy (T, d). The cases avoid shapes that hide
+a transpose (after lesson 01's square, symmetric trace come a square but not symmetric case and two where T,
+d and d_ff all differ) and put pre-activations exactly at 0, where relu'(0) = 0 decides.
+"""
+from __future__ import annotations
+
+import math
+from functools import partial
+from typing import Any
+
+import numpy as np
+from scipy import special
+
+from helpers.checks._core import Case, Mistake, a_kind, check_function, close, fmt, plural
+from helpers.checks._verdict import grader
+from helpers.ffn import ffn, ffn_backward, gelu, gelu_grad, gelu_tanh_grad
+
+__all__ = ["check_relu_backward", "check_ffn_backward", "check_numerical_gradient", "check_gelu_backward"]
+
+GRADIENTS = ("dx", "dW1", "db1", "dW2", "db2")
+
+
+def _array_problem(value: Any, shape: tuple[int, ...], hints: dict) -> str | None:
+    """What `value` is, when it is not a finite float array of `shape`, phrased to follow "returned"; or None.
+
+    Lists and tuples of numbers are fine (they are converted); a mask of True/False or integers is not a
+    gradient, and gets its own message.
+    """
+    if value is None:
+        return "None"
+    if isinstance(value, np.ndarray) and value.dtype.kind == "b":
+        return ("an array of True/False: that is a mask, the slope relu'(z) itself, not a gradient; multiply "
+                "the incoming gradient by it")
+    if isinstance(value, np.ndarray) and value.dtype.kind in "iu":
+        return (f"an array of {value.dtype}; a gradient holds real numbers (an integer array from "
+                "np.zeros(..., dtype=int), or a mask cast to int?)")
+    if isinstance(value, (str, bytes, dict)) or callable(value):
+        return f"{a_kind(value)}, not an array of numbers"
+    try:
+        array = np.asarray(value, dtype=float)
+    except (TypeError, ValueError):
+        return f"{a_kind(value)} that NumPy cannot read as an array of numbers"
+    if array.shape != tuple(shape):
+        hint = hints.get(array.shape, "")
+        return f"an array of shape {array.shape}; expected {tuple(shape)}" + (f". {hint}" if hint else "")
+    if not np.all(np.isfinite(array)):
+        return "an array holding NaN or infinity"
+    return None
+
+
+def _as_float(value: Any) -> np.ndarray:
+    return np.asarray(value, dtype=float)
+
+
+# --------------------------------------------------------------------------------------------------------
+# Exercise 1: relu_backward(z, dh) -> dz = dh * relu'(z), relu'(0) = 0
+# --------------------------------------------------------------------------------------------------------
+def _relu_backward(z, dh):
+    return dh * (z > 0)
+
+
+_RELU_MISTAKES = [
+    Mistake("relu'(0) taken as 1 (the mask z >= 0)",
+            "At z = 0 exactly ReLU has a corner, and PyTorch (like this course) takes its slope there as 0: "
+            "the mask is z > 0, so a unit sitting exactly at 0 passes no gradient.",
+            lambda z, dh: dh * (z >= 0)),
+    Mistake("the slope at z = 0 taken as 1/2",
+            "np.heaviside(z, 0.5) gives 1/2 at z = 0; relu'(0) = 0 here (as in PyTorch): np.heaviside(z, 0) "
+            "or simply z > 0.",
+            lambda z, dh: dh * np.heaviside(z, 0.5)),
+    Mistake("the mask forgotten: dh passed through unchanged",
+            "ReLU's slope is 0 for z <= 0: multiply dh by the mask z > 0, so units that were off pass no "
+            "gradient.",
+            lambda z, dh: np.array(dh, dtype=float)),
+    Mistake("relu'(z) returned without multiplying by dh",
+            "The chain rule multiplies: dz = dh * relu'(z). The slope alone forgets the gradient arriving "
+            "from above.",
+            lambda z, dh: (z > 0) * 1.0),
+    Mistake("the mask taken from dh's sign instead of z's",
+            "Whether a unit passes gradient depends on whether it fired in the forward pass, z > 0, not on "
+            "the sign of the gradient: dz = dh * (z > 0).",
+            lambda z, dh: dh * (dh > 0)),
+    Mistake("dh multiplied by z instead of by ReLU's slope",
+            "relu(z) = z for z > 0, but its slope there is 1, not z: dz = dh * (z > 0).",
+            lambda z, dh: dh * z),
+    Mistake("dh multiplied by relu(z), the activation, instead of its slope",
+            "The backward pass needs the derivative relu'(z) (1 or 0), not the value relu(z).",
+            lambda z, dh: dh * np.maximum(z, 0)),
+    Mistake("the mask inverted (z <= 0)",
+            "Gradient flows through units that fired, z > 0; units with z <= 0 pass none.",
+            lambda z, dh: dh * (z <= 0)),
+    Mistake("the mask inverted (z < 0)",
+            "Gradient flows through units that fired, z > 0; units with z <= 0 pass none.",
+            lambda z, dh: dh * (z < 0)),
+]
+
+
+def _relu_cases():
+    rng = np.random.default_rng(801)
+    z2 = np.array([[1.5, 0.0, -2.0, 0.25],
+                   [-0.5, 3.0, 0.0, -1.0],
+                   [0.0, -0.75, 2.0, 1.0]])                     # (T, d_ff) = (3, 4), three exact zeros
+    dh2 = np.array([[-1.0, 2.0, 0.5, -0.5],
+                    [1.5, -2.0, -1.0, 0.75],
+                    [-0.5, 1.0, -1.5, 2.0]])                    # signs unlike z's
+    z3 = np.round(rng.normal(size=(2, 3, 5)), 3)
+    z3[0, 1, 2] = z3[1, 0, 4] = 0.0
+    dh3 = np.round(rng.normal(size=(2, 3, 5)), 3)
+    return ([Case("lesson 01's trace: z = [0, 2], dh = [0.5, -1]",
+                  {"z": np.array([0.0, 2.0]), "dh": np.array([0.5, -1.0])}),
+             Case("3 tokens x 4 units, three pre-activations exactly 0", {"z": z2, "dh": dh2}),
+             Case("every unit off (z <= 0)", {"z": np.array([[-1.0, 0.0, -0.5]]), "dh": np.array([[2.0, -1.0, 3.0]])})],
+            [Case("a batch of shape (B, T, d_ff) = (2, 3, 5)", {"z": z3, "dh": dh3})])
+
+
+def _relu_problem(value: Any, case: Case) -> str | None:
+    z = case.args["z"]
+    if value is None:
+        return "returned None. Did you forget the `return` at the end?"
+    if isinstance(value, tuple):
+        return f"returned a tuple of {plural(len(value), 'value')}; return dz alone, an array shaped like z"
+    problem = _array_problem(value, z.shape, {
+        (): "A single number: dz has one entry per pre-activation, shaped like z (no sum)",
+        (z.size,): "It is flattened; keep z's shape"})
+    return None if problem is None else f"returned {problem}"
+
+
+@grader
+def check_relu_backward(fn) -> bool:
+    """Grade `relu_backward(z, dh)`: dz = dh * relu'(z), element-wise, with relu'(0) = 0."""
+    public, hidden = _relu_cases()
+    return check_function(
+        "relu_backward", fn, public, _relu_backward, _relu_problem, _RELU_MISTAKES,
+        normalize=_as_float, hidden=hidden,
+        fallback_hint="dz = dh where z > 0, and 0 where z <= 0 (z exactly 0 included).")
+
+
+# --------------------------------------------------------------------------------------------------------
+# Exercise 2: ffn_backward(x, W1, b1, W2, b2, dy) -> (dx, dW1, db1, dW2, db2), ReLU, x of shape (T, d)
+# --------------------------------------------------------------------------------------------------------
+def _backward(x, W1, b1, W2, b2, dy, slip: str = ""):
+    """The chain rule, with one known slip switched on (slip names it); "" is the right answer."""
+    z = x @ W1 if slip == "no b1" else x @ W1 + b1                       # (T, d_ff)
+    h = np.maximum(z, 0)                                                 # (T, d_ff)
+    mask = (z >= 0) if slip == "mask >= 0" else (z > 0)                  # (T, d_ff)
+    if slip == "dW2 from z":
+        dW2 = z.T @ dy
+    elif slip == "dW2 transposed":
+        dW2 = dy.T @ h
+    else:
+        dW2 = h.T @ dy                                                   # (d_ff, d)
+    db2 = dy.sum(axis=0)                                                 # (d,)
+    dh = dy @ W2 if slip == "W2 not transposed" else dy @ W2.T           # (T, d_ff)
+    if slip == "no mask":
+        dz = dh
+    elif slip == "mask on dy":
+        dz = dy * mask                                                   # runs only when d == d_ff
+    elif slip == "relu of dh":
+        dz = np.maximum(dh, 0)
+    else:
+        dz = dh * mask                                                   # (T, d_ff)
+    if slip == "dW1 from dh":
+        dW1 = x.T @ dh
+    elif slip == "dW1 transposed":
+        dW1 = dz.T @ x
+    else:
+        dW1 = x.T @ dz                                                   # (d, d_ff)
+    db1 = dz.sum(axis=0)                                                 # (d_ff,)
+    if slip == "dx from dh":
+        dx = dh @ W1.T
+    elif slip == "W1 not transposed":
+        dx = dz @ W1
+    else:
+        dx = dz @ W1.T                                                   # (T, d)
+    T = len(x)
+    if slip == "biases averaged":
+        db1, db2 = db1 / T, db2 / T
+    if slip == "all averaged":
+        dW1, db1, dW2, db2 = dW1 / T, db1 / T, dW2 / T, db2 / T
+    if slip == "layers swapped":
+        return dx, dW2, db2, dW1, db1
+    return dx, dW1, db1, dW2, db2
+
+
+def _slip(name: str, fix: str, slip: str) -> Mistake:
+    return Mistake(name, fix, partial(_backward, slip=slip))
+
+
+_FFN_MISTAKES = [
+    _slip("relu'(0) taken as 1 (the mask z >= 0)",
+          "A unit with z exactly 0 did not fire: relu'(0) = 0, as PyTorch takes it. Use the mask z > 0 (or "
+          "h > 0, the same thing), not z >= 0.", "mask >= 0"),
+    _slip("ReLU's mask forgotten: dz = dh",
+          "Between dh and dz comes ReLU's slope: dz = dh * (z > 0). (A mask h >= 0 is always true, so it "
+          "forgets the mask too.)", "no mask"),
+    _slip("the mask applied to dy instead of dh",
+          "The mask belongs to the hidden units: first dh = dy @ W2.T, shape (T, d_ff), then "
+          "dz = dh * (z > 0). dy has the output's shape (T, d) and only lines up with the mask when d = d_ff.",
+          "mask on dy"),
+    _slip("W2 not transposed in dh",
+          "dy is (T, d) and W2 is (d_ff, d): dh = dy @ W2.T is (T, d_ff). Without the transpose the product "
+          "only runs when d = d_ff, and then gives wrong numbers.", "W2 not transposed"),
+    _slip("W1 not transposed in dx",
+          "dz is (T, d_ff) and W1 is (d, d_ff): dx = dz @ W1.T is (T, d), x's shape.", "W1 not transposed"),
+    _slip("dW1 transposed (dz.T @ x)",
+          "A weight's gradient has the weight's shape: dW1 = x.T @ dz is (d, d_ff), like W1.", "dW1 transposed"),
+    _slip("dW2 transposed (dy.T @ h)",
+          "dW2 = h.T @ dy is (d_ff, d), like W2.", "dW2 transposed"),
+    _slip("dW2 computed from z, the pre-activation, instead of h",
+          "y = h @ W2 + b2, so W2's gradient pairs dy with what W2 multiplied, h = relu(z): dW2 = h.T @ dy.",
+          "dW2 from z"),
+    _slip("dW1 computed from dh, before ReLU's mask",
+          "Every gradient below ReLU uses dz = dh * (z > 0): dW1 = x.T @ dz.", "dW1 from dh"),
+    _slip("dx computed from dh, before ReLU's mask",
+          "dx comes through ReLU too: dx = dz @ W1.T, with dz = dh * (z > 0).", "dx from dh"),
+    _slip("ReLU applied to dh instead of masking it by z",
+          "Whether a unit passes gradient depends on its z in the forward pass: dz = dh * (z > 0), not "
+          "np.maximum(dh, 0).", "relu of dh"),
+    _slip("b1 left out of the pre-activation",
+          "The mask needs the same z as the forward pass: z = x @ W1 + b1.", "no b1"),
+    _slip("bias gradients averaged over the tokens instead of summed",
+          "Every token adds its own contribution to a shared bias: db1 = dz.sum(axis=0), db2 = dy.sum(axis=0). "
+          "An average over tokens belongs in the loss (and so in dy), not here.", "biases averaged"),
+    _slip("every weight and bias gradient divided by T",
+          "The gradients of shared weights are sums over tokens (x.T @ dz sums them for you). If the loss is a "
+          "mean over tokens, the 1/T is already inside dy.", "all averaged"),
+    _slip("the two layers' gradients swapped in the returned tuple",
+          "Return them in the order (dx, dW1, db1, dW2, db2): the first layer's pair before the second's.",
+          "layers swapped"),
+]
+
+
+def _ffn_case(name: str, x, W1, b1, W2, b2, dy) -> Case:
+    return Case(name, {k: np.array(v, dtype=float) for k, v in
+                       dict(x=x, W1=W1, b1=b1, W2=W2, b2=b2, dy=dy).items()})
+
+
+def _ffn_cases():
+    rng = np.random.default_rng(802)
+    hand = _ffn_case("lesson 01's trace as one token: x = [[1, -1]], z = [[0, 2]], dy = [[0.5, -1]]",
+                     [[1, -1]], [[1, 1], [1, -1]], [0, 0], np.eye(2), [0, 0], [[0.5, -1]])
+    square = _ffn_case("2 tokens, d = d_ff = 3 (square, not symmetric)",
+                       [[1.0, -0.5, 2.0], [0.5, 1.5, -1.0]],
+                       [[0.5, -1.0, 1.0], [2.0, 0.5, -0.5], [-1.0, 0.25, 0.5]], [0.5, -0.25, 0.0],
+                       [[1.0, 0.5, -1.0], [-2.0, 1.0, 0.5], [0.25, -0.5, 1.5]], [0.1, -0.2, 0.3],
+                       [[1.0, -2.0, 0.5], [-0.5, 1.0, 2.0]])
+    wide = _ffn_case("T = 3, d = 2, d_ff = 4, two pre-activations exactly 0",
+                     [[1.0, 2.0], [-1.0, 0.5], [0.5, -1.0]],
+                     [[1.0, -1.0, 0.5, 2.0], [0.5, 1.0, -1.0, -0.5]], [0.0, -0.5, 0.0, -1.0],
+                     [[1.0, -1.0], [0.5, 2.0], [-1.0, 0.5], [2.0, 1.0]], [0.1, -0.2],
+                     [[1.0, -0.5], [0.5, 1.0], [-1.0, 2.0]])
+    narrow = _ffn_case("T = 5, d = 3, d_ff = 2 (fewer hidden units than inputs)",
+                       rng.normal(size=(5, 3)), rng.normal(size=(3, 2)), rng.normal(size=2),
+                       rng.normal(size=(2, 3)), rng.normal(size=3), rng.normal(size=(5, 3)))
+    b1 = rng.normal(size=6)
+    b1[2] = -20.0                                                        # unit 2 is off for every token
+    dead = _ffn_case("T = 4, d = 3, d_ff = 6, one unit off for every token",
+                     rng.normal(size=(4, 3)), rng.normal(size=(3, 6)), b1, rng.normal(size=(6, 3)),
+                     rng.normal(size=3), rng.normal(size=(4, 3)))
+    return [hand, square, wide, narrow], [dead]
+
+
+def _ffn_reference(x, W1, b1, W2, b2, dy):
+    return tuple(ffn_backward(x, W1, b1, W2, b2, dy))
+
+
+def _ffn_problem(value: Any, case: Case) -> str | None:
+    x, W1, W2 = case.args["x"], case.args["W1"], case.args["W2"]
+    T, d = x.shape
+    d_ff = W1.shape[1]
+    shapes = dict(dx=(T, d), dW1=(d, d_ff), db1=(d_ff,), dW2=(d_ff, d), db2=(d,))
+    order = "(dx, dW1, db1, dW2, db2)"
+    if value is None:
+        return f"returned None. Did you forget the `return dx, dW1, db1, dW2, db2` at the end?"
+    if isinstance(value, np.ndarray) or not isinstance(value, (tuple, list)):
+        return f"returned {a_kind(value)}; return the five gradients {order} as a tuple"
+    if len(value) != 5:
+        four = len(value) == 4 and all(np.shape(v) == shapes[n] for v, n in zip(value, GRADIENTS[1:]))
+        hint = "dx is missing: dx = dz @ W1.T, the gradient that flows on to the layer below" if four else \
+            f"return exactly {order}"
+        return f"returned {plural(len(value), 'value')}; expected 5. {hint}"
+    got = [np.shape(v) if v is not None else None for v in value]
+    if (d != d_ff and got[1] == shapes["dW2"] and got[3] == shapes["dW1"]
+            and got[2] == shapes["db2"] and got[4] == shapes["db1"]):
+        return (f"returned the two layers' gradients swapped: dW1 has W2's shape and dW2 has W1's. Return "
+                f"{order}")
+    hints = {
+        "dx": {(T, d_ff): "That is dz's shape: dx = dz @ W1.T has x's shape (T, d)",
+               (d,): "dx was summed over the tokens; it stays one row per token, shape (T, d)"},
+        "dW1": {(d_ff, d): "That is dW1 transposed: dW1 = x.T @ dz has W1's shape (d, d_ff)",
+                (T, d_ff): "That is dz's shape: dW1 = x.T @ dz sums over the tokens"},
+        "db1": {(T, d_ff): "db1 was not summed over the tokens: db1 = dz.sum(axis=0), b1's shape (d_ff,)",
+                (1, d_ff): "db1 was not summed over the tokens: db1 = dz.sum(axis=0), b1's shape (d_ff,)",
+                (T,): "summed over the hidden units (axis=1); sum over the tokens, axis=0",
+                (): "summed over everything; sum over the tokens only, axis=0"},
+        "dW2": {(d, d_ff): "That is dW2 transposed: dW2 = h.T @ dy has W2's shape (d_ff, d)",
+                (T, d): "That is dy's shape: dW2 = h.T @ dy sums over the tokens"},
+        "db2": {(T, d): "db2 was not summed over the tokens: db2 = dy.sum(axis=0), b2's shape (d,)",
+                (1, d): "db2 was not summed over the tokens: db2 = dy.sum(axis=0), b2's shape (d,)",
+                (T,): "summed over the outputs (axis=1); sum over the tokens, axis=0",
+                (): "summed over everything; sum over the tokens only, axis=0"},
+    }
+    for name, part in zip(GRADIENTS, value):
+        problem = _array_problem(part, shapes[name], hints[name])
+        if problem:
+            return f"returned {order} with `{name}` {problem}"
+    return None
+
+
+def _as_grads(value) -> tuple:
+    return tuple(np.asarray(v, dtype=float) for v in value)
+
+
+def _grads_close(got, expected) -> bool:
+    try:
+        return len(got) == len(expected) and all(close(g, e) for g, e in zip(got, expected))
+    except (TypeError, ValueError):
+        return False
+
+
+class _GradsReport:
+    """describe() for the five gradients: the reference reads as what is wanted, a learner's answer as which
+    gradients differ from it, with the first wrong one shown in full."""
+
+    def __init__(self):
+        self.expected = None
+
+    def compare(self, got, expected) -> bool:
+        self.expected = expected
+        return _grads_close(got, expected)
+
+    def describe(self, value) -> str:
+        if value is self.expected or self.expected is None:
+            return "the five gradients of the chain rule"
+        wrong = [n for n, g, e in zip(GRADIENTS, value, self.expected) if not close(g, e)]
+        right = [n for n in GRADIENTS if n not in wrong]
+        if not wrong:
+            return "the five gradients"
+        first = GRADIENTS.index(wrong[0])
+        text = f"{', '.join(wrong)} wrong" + (f" ({', '.join(right)} right)" if right else "")
+        return (f"{text}; {wrong[0]} should be {fmt(np.round(self.expected[first], 4))}, "
+                f"yours is {fmt(np.round(value[first], 4))}")
+
+
+@grader
+def check_ffn_backward(fn) -> bool:
+    """Grade `ffn_backward(x, W1, b1, W2, b2, dy)` for a ReLU FFN and x of shape (T, d):
+    returns (dx, dW1, db1, dW2, db2), each shaped like what it is the gradient of."""
+    public, hidden = _ffn_cases()
+    grads = _GradsReport()
+    return check_function(
+        "ffn_backward", fn, public, _ffn_reference, _ffn_problem, _FFN_MISTAKES,
+        compare=grads.compare, normalize=_as_grads, describe=grads.describe, hidden=hidden,
+        fallback_hint="go line by line up the forward pass: dW2 = h.T @ dy, db2 = dy.sum(0), dh = dy @ W2.T, "
+                      "dz = dh * (z > 0), dW1 = x.T @ dz, db1 = dz.sum(0), dx = dz @ W1.T.")
+
+
+# --------------------------------------------------------------------------------------------------------
+# Exercise 3: numerical_gradient(f, a, eps) -> dF/da by central differences
+# --------------------------------------------------------------------------------------------------------
+def _numerical_reference(f, a, eps):
+    grad = np.zeros(a.shape)
+    for index in np.ndindex(a.shape):
+        kept = a[index]
+        a[index] = kept + eps
+        up = f(a)
+        a[index] = kept - eps
+        down = f(a)
+        a[index] = kept
+        grad[index] = (up - down) / (2 * eps)
+    return grad
+
+
+def _perturbed(f, a, eps, step):
+    """f(a with entry `index` moved by `step`), for every index: a helper for the mutants."""
+    out = np.zeros(a.shape)
+    for index in np.ndindex(a.shape):
+        b = a.copy()
+        b[index] += step
+        out[index] = f(b)
+    return out
+
+
+def _not_put_back(f, a, eps):
+    grad = np.zeros(a.shape)
+    for index in np.ndindex(a.shape):
+        a[index] += eps
+        up = f(a)
+        a[index] -= 2 * eps
+        down = f(a)
+        a[index] += eps                        # rounding leaves a tiny change behind
+        grad[index] = (up - down) / (2 * eps)
+    return grad
+
+
+def _rows_at_once(f, a, eps):
+    """Loops over the first axis only: for a matrix, a whole row moves at once."""
+    grad = np.zeros(a.shape)
+    for i in range(len(a)):
+        b, c = a.copy(), a.copy()
+        b[i] += eps
+        c[i] -= eps
+        grad[i] = (f(b) - f(c)) / (2 * eps)
+    return grad
+
+
+_NUMERICAL_MISTAKES = [
+    Mistake("a forward difference, (f(a + eps) - f(a)) / eps",
+            "A one-sided difference is off by about eps times the second derivative; the central difference "
+            "(f(a + eps) - f(a - eps)) / (2 eps) cancels that term and is off by eps^2 only.",
+            lambda f, a, eps: (_perturbed(f, a, eps, eps) - f(a)) / eps),
+    Mistake("divided by eps instead of 2 eps",
+            "The two evaluations are 2 eps apart: divide their difference by 2 * eps.",
+            lambda f, a, eps: (_perturbed(f, a, eps, eps) - _perturbed(f, a, eps, -eps)) / eps),
+    Mistake("the difference taken the wrong way round",
+            "The slope is (f(a + eps) - f(a - eps)) / (2 eps): the upper value first.",
+            lambda f, a, eps: (_perturbed(f, a, eps, -eps) - _perturbed(f, a, eps, eps)) / (2 * eps)),
+    Mistake("every entry nudged at once",
+            "a + eps moves all entries together, which gives one directional slope. Nudge one entry at a "
+            "time (a loop over np.ndindex(a.shape)) and fill in that entry of the gradient.",
+            lambda f, a, eps: np.full(a.shape, (f(a + eps) - f(a - eps)) / (2 * eps))),
+    Mistake("a loop over the first axis only: a matrix's rows nudged whole",
+            "for i in range(len(a)) visits rows of a matrix, and a[i] += eps moves a whole row. Visit every "
+            "entry: for index in np.ndindex(a.shape).", _rows_at_once),
+    Mistake("the entry not put back exactly as it was",
+            "a[i] += eps, then a[i] -= 2 * eps, then a[i] += eps leaves a rounding error behind, so the "
+            "weights drift as you check them. Keep the old value and restore it: kept = a[i]; ...; "
+            "a[i] = kept (or nudge a copy).", _not_put_back),
+    Mistake("a fixed step of 1e-2 instead of eps",
+            "Use the eps you are given: the error of a central difference grows like eps^2, so a large step "
+            "is inaccurate.",
+            lambda f, a, eps: _numerical_reference(f, a.copy(), 1e-2)),
+]
+
+
+def _cubic_sum(a):
+    return float(np.sum(a ** 3))
+
+
+def _sin_weighted(a):
+    weights = np.array([[1.0, -2.0, 0.5], [3.0, 0.25, -1.0]])
+    return float(np.sum(np.sin(a) * weights))
+
+
+def _numerical_cases():
+    x = np.array([[1.0, -0.5], [0.25, 2.0], [-1.5, 0.75]])           # (T, d) = (3, 2)
+    W1 = np.array([[0.5, -1.0, 1.5], [1.0, 0.5, -0.5]])               # (d, d_ff) = (2, 3)
+    b1 = np.array([0.1, -0.2, 0.3])
+    W2 = np.array([[1.0, -0.5], [0.5, 2.0], [-1.0, 0.25]])            # (d_ff, d)
+    b2 = np.array([0.05, -0.1])
+    dy = np.array([[1.0, -1.0], [0.5, 2.0], [-0.5, 1.0]])
+
+    def ffn_loss(W):                                                    # L(W1) = sum(FFN(x) * dy)
+        return float(np.sum(ffn(x, W, b1, W2, b2) * dy))
+
+    rng = np.random.default_rng(803)
+    return ([Case("f(a) = sum(a**3), a vector of 4", {"f": _cubic_sum, "a": np.array([1.0, -2.0, 0.5, 3.0]),
+                                                     "eps": 1e-5}),
+             Case("f(a) = sum(sin(a) * C), a 2 x 3 matrix", {"f": _sin_weighted,
+                                                           "a": np.array([[0.3, -1.2, 2.0], [0.7, 1.5, -0.4]]),
+                                                           "eps": 1e-5}),
+             Case("L(W1) = sum(FFN(x) * dy) for a 2 -> 3 -> 2 ReLU FFN", {"f": ffn_loss, "a": W1.copy(),
+                                                                          "eps": 1e-6})],
+            [Case("f(a) = sum(a**3), a (2, 2, 2) array", {"f": _cubic_sum, "a": np.round(rng.normal(size=(2, 2, 2)), 3),
+                                                          "eps": 1e-5})])
+
+
+def _numerical_problem(value: Any, case: Case) -> str | None:
+    a = case.args["a"]
+    if value is None:
+        return "returned None. Did you forget to return the gradient?"
+    if isinstance(value, (int, float, np.floating, np.integer)):
+        return (f"returned a single number ({fmt(value)}); return an array shaped like a, one slope per entry "
+                "(the gradient)")
+    problem = _array_problem(value, a.shape, {
+        (a.size,): f"It is flattened: return it in a's shape {a.shape} (np.zeros(a.shape), or .reshape(a.shape))",
+        (a.shape[0],): "One number per row: visit every entry of a, not just its first axis (np.ndindex)"})
+    return None if problem is None else f"returned {problem}"
+
+
+@grader
+def check_numerical_gradient(fn) -> bool:
+    """Grade `numerical_gradient(f, a, eps)`: dF/da by central differences, shaped like a."""
+    public, hidden = _numerical_cases()
+    return check_function(
+        "numerical_gradient", fn, public, _numerical_reference, _numerical_problem, _NUMERICAL_MISTAKES,
+        compare=lambda got, expected: close(got, expected, rtol=1e-7, atol=1e-9), normalize=_as_float,
+        describe=lambda value: fmt(value, 10), hidden=hidden,
+        fallback_hint="use the eps you are given, and for each index of a: keep a[index], set it to kept + eps and to kept - eps, evaluate f "
+                      "both times, put kept back, and store (up - down) / (2 * eps).")
+
+
+# --------------------------------------------------------------------------------------------------------
+# Going further: gelu_backward(z, dh) -> dz = dh * gelu'(z), gelu' = Phi + z phi
+# --------------------------------------------------------------------------------------------------------
+def _Phi(z):
+    return special.ndtr(np.asarray(z, dtype=float))
+
+
+def _phi(z):
+    z = np.asarray(z, dtype=float)
+    return np.exp(-z * z / 2) / math.sqrt(2 * math.pi)
+
+
+_GELU_MISTAKES = [
+    Mistake("Φ(z) alone: the product rule's second term z φ(z) forgotten",
+            "GELU is a product, z times Φ(z), so its slope has two terms: Φ(z) + z φ(z).",
+            lambda z, dh: dh * _Phi(z)),
+    Mistake("GPT-2's tanh approximation's slope, not the exact GELU's",
+            "The exercise asks for exact GELU, z Φ(z): its slope is Φ(z) + z φ(z), with Φ from the error "
+            "function. The tanh form is close (within about 1e-3) but it is another function.",
+            lambda z, dh: dh * gelu_tanh_grad(np.asarray(z, dtype=float))),
+    Mistake("the second term subtracted: Φ(z) - z φ(z)",
+            "The product rule adds: d(z Φ(z))/dz = Φ(z) + z Φ'(z) = Φ(z) + z φ(z).",
+            lambda z, dh: dh * (_Phi(z) - z * _phi(z))),
+    Mistake("the density and the cumulative swapped: φ(z) + z Φ(z)",
+            "Φ is the cumulative (scipy.special.ndtr), φ its derivative, the bell curve: slope = Φ(z) + z φ(z).",
+            lambda z, dh: dh * (_phi(z) + z * _Phi(z))),
+    Mistake("φ(z) without its 1/sqrt(2π)",
+            "The standard normal density is φ(z) = exp(-z²/2) / sqrt(2π).",
+            lambda z, dh: dh * (_Phi(z) + z * np.exp(-np.asarray(z, dtype=float) ** 2 / 2))),
+    Mistake("GELU itself instead of its slope",
+            "The backward pass needs the derivative gelu'(z) = Φ(z) + z φ(z), not gelu(z).",
+            lambda z, dh: dh * gelu(np.asarray(z, dtype=float))),
+    Mistake("gelu'(z) returned without multiplying by dh",
+            "The chain rule multiplies: dz = dh * gelu'(z).",
+            lambda z, dh: gelu_grad(np.asarray(z, dtype=float))),
+    Mistake("ReLU's mask instead of GELU's slope",
+            "GELU is smooth: its slope is Φ(z) + z φ(z), which runs from slightly negative (below z = -0.75) "
+            "to a little above 1, not just 0 or 1.",
+            lambda z, dh: dh * (np.asarray(z) > 0)),
+]
+
+
+def _gelu_cases():
+    rng = np.random.default_rng(804)
+    z = np.array([-6.0, -3.0, -1.0, -0.75, 0.0, 0.5, 1.0, 2.0, 4.0])
+    return ([Case("a grid from -6 to 4, dh = 1", {"z": z, "dh": np.ones_like(z)}),
+             Case("3 tokens x 4 units, mixed dh", {"z": np.round(rng.normal(0, 2, size=(3, 4)), 3),
+                                                   "dh": np.round(rng.normal(size=(3, 4)), 3)})],
+            [Case("a (2, 2, 3) batch", {"z": np.round(rng.normal(0, 2, size=(2, 2, 3)), 3),
+                                        "dh": np.round(rng.normal(size=(2, 2, 3)), 3)})])
+
+
+def _gelu_backward(z, dh):
+    return dh * gelu_grad(np.asarray(z, dtype=float))
+
+
+@grader
+def check_gelu_backward(fn) -> bool:
+    """Grade `gelu_backward(z, dh)`: dz = dh * gelu'(z) for the exact GELU, gelu'(z) = Φ(z) + z φ(z)."""
+    public, hidden = _gelu_cases()
+    return check_function(
+        "gelu_backward", fn, public, _gelu_backward, _relu_problem, _GELU_MISTAKES,
+        compare=lambda got, expected: close(got, expected, rtol=1e-6, atol=1e-9), normalize=_as_float,
+        hidden=hidden,
+        fallback_hint="gelu'(z) = Phi(z) + z * phi(z), with Phi = scipy.special.ndtr and phi(z) = "
+                      "exp(-z**2 / 2) / sqrt(2 pi); then dz = dh * gelu'(z).")

@@ -1,0 +1,58 @@
+"""Lesson 03's closing questions: position-wise, the parameter count and its share, chunks of tokens."""
+from helpers.quiz import Choice, Numeric, Option, Quiz
+
+QUIZ = Quiz("03", [
+    Choice("one-row", "`y = relu(x @ W1 + b1) @ W2 + b2` with `x` of shape `(T, d)`, one token per row. You change "
+           "token 5 and nothing else. Which rows of `y` change?", [
+               Option("Only row 5",
+                      "Row t of `x @ W1` is `x[t] @ W1`: it reads token t and no other. Every later step (the "
+                      "bias, relu, `@ W2`) again works row by row.", correct=True),
+               Option("Rows 4, 5 and 6: token 5 and its neighbours",
+                      "That is a convolution of width 3. The FFN is a convolution of width 1: each output sees "
+                      "its own token only."),
+               Option("Every row, because all tokens share W1",
+                      "Sharing the weights is not sharing information: the same matrix is applied to each row "
+                      "separately, so no row's result depends on another row."),
+               Option("Every row, because one matrix product handles all the tokens together",
+                      "Doing all the rows in one call is only faster, not different: `x @ W1` combines the "
+                      "numbers within each row, never across rows. Mixing across tokens is attention's job."),
+           ]),
+    Numeric("gpt2-ffn", "How many parameters (weights and biases) does one FFN of GPT-2 small hold, with "
+            "d = 768 and d_ff = 3,072?", 4_722_432,
+            why="W1 and W2 hold 768 x 3,072 weights each, b1 holds 3,072 and b2 768: 4,718,592 + 3,840.",
+            wrong={4_718_592: "That is the two matrices alone: the biases b1 (3,072) and b2 (768) are missing.",
+                   4_724_736: "That gives both biases d_ff = 3,072 numbers; b2 has one number per output, d = 768.",
+                   4_720_128: "That gives both biases d = 768 numbers; b1 has one number per hidden unit, 3,072.",
+                   2_362_368: "That is W1 and b1 only: the FFN has a second matrix, W2, and its bias b2.",
+                   7_087_872: "That is a whole GPT-2 block (attention with biases and two layer norms too), not "
+                              "the FFN alone.",
+                   2_359_296: "That is attention's four 768 x 768 projections, the other half of the block."}),
+    Choice("share", "GPT-2 small has about 124M parameters. About what share of them sit in its 12 FFNs?", [
+        Option("About two thirds",
+               "Two thirds is the FFN's share of one block's attention plus FFN. The whole model also holds the "
+               "token and position embeddings, almost a third of it, outside the blocks."),
+        Option("About 45 %",
+               "12 x 4,722,432 = 56,669,184 of 124,439,808 parameters: 45.54 %. The embeddings (31.65 %) pull "
+               "the share down from a block's two thirds.", correct=True),
+        Option("About a half, as in the original Transformer's decoder blocks",
+               "Half is the FFN's share of a block that also holds cross-attention. GPT-2's blocks have none: "
+               "there the FFN is two thirds of a block, and 45 % of the whole model."),
+        Option("About a third",
+               "A third is attention's share of a block with one attention and one FFN, not the FFN's."),
+    ]),
+    Choice("chunks", "Why does running the FFN on 64 tokens at a time save memory, and what does it cost?", [
+        Option("Only 64 rows of the (T, d_ff) hidden layer exist at once; the numbers are the same, at the cost "
+               "of more, smaller matrix products",
+               "Tokens go through the FFN independently, so chunks change nothing in the result; the peak "
+               "drops from T rows of hidden units to 64, and each extra product pays a fixed cost.",
+               correct=True),
+        Option("It approximates the FFN, trading some accuracy for memory",
+               "Nothing is approximated: each token's output depends on that token alone, so splitting the "
+               "sequence gives exactly the numbers of the whole (to rounding)."),
+        Option("W1 and W2 are smaller when fewer tokens go through",
+               "The weights are the same for every chunk. What shrinks is the hidden activations, one row of "
+               "d_ff numbers per token in the chunk."),
+        Option("It only works when T is a multiple of 64",
+               "The last chunk may simply be shorter: x[s:s + 64] stops at the end of the sequence."),
+    ]),
+])

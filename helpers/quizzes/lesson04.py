@@ -1,0 +1,83 @@
+"""Lesson 04, activations: check your understanding."""
+from helpers.quiz import Choice, Numeric, Option, Quiz
+
+QUIZ = Quiz("04", [
+    Numeric(
+        "llama-width",
+        "Llama 7B has d = 4,096 and a SwiGLU FFN. What is its hidden width d_ff: two thirds of 4d, truncated to "
+        "an int, then rounded up to a multiple of 256?",
+        11_008,
+        why="int(2 * 4 * 4096 / 3) = 10,922, and the next multiple of 256 is 43 x 256 = 11,008: three matrices of "
+            "4,096 x 11,008 hold about as many weights as two of 4,096 x 16,384.",
+        wrong={
+            10_922: "That is two thirds of 4d truncated, the first step. Llama then rounds it up to a multiple of "
+                    "256, which GPU kernels and multi-device splits prefer.",
+            10_923: "That is 8/3 · d rounded up to a whole number; the width is then rounded up to a multiple "
+                    "of 256.",
+            10_752: "That is 42 x 256: rounded down. Llama rounds up, so the width never falls below 8/3 · d.",
+            16_384: "That is 4d, the classic FFN's width. SwiGLU has a third matrix, so it shrinks the width to "
+                    "two thirds of 4d to keep the parameter count level.",
+            2_816: "That starts from two thirds of d. The classic width is 4d, and SwiGLU takes two thirds of that.",
+        },
+        low="Too small: start from the classic width 4d = 16,384 and take two thirds of it.",
+        high="Too large: SwiGLU shrinks the classic width 4d = 16,384 to about two thirds.",
+    ),
+    Choice(
+        "exact-zeros",
+        "In a layer whose pre-activations are about N(0, 1), which activations set about half of the hidden "
+        "values to exactly 0?",
+        [
+            Option("ReLU only",
+                   "Right: ReLU sends every z <= 0 to exactly 0, half of symmetric inputs. GELU and SiLU return a "
+                   "small negative number there instead; with the erf formula GELU reaches exactly 0 only below "
+                   "z = -8.37 (float64) or -5.54 (float32), which N(0, 1) values almost never reach.",
+                   correct=True),
+            Option("ReLU and GELU, but not SiLU",
+                   "GELU is z times Phi(z), and Phi(z) is small but not 0 for negative z: GELU(-1) = -0.16, "
+                   "GELU(-3) = -0.004. Small is not zero: the lesson counted 0.0% exact zeros for GELU."),
+            Option("All three: they all turn negative inputs into zeros",
+                   "Only ReLU has a hard step. GELU and SiLU are smooth and slightly negative for negative z "
+                   "(SiLU's lowest value is -0.28), so they set none of these values to exactly 0."),
+            Option("None of them: an activation never outputs exactly 0",
+                   "ReLU does, for every z <= 0: max(0, z) = 0. That is why ReLU's 'silent detectors' are "
+                   "literally silent."),
+        ],
+    ),
+    Choice(
+        "dead-unit",
+        "A ReLU unit's pre-activation is negative for every input it sees. What does plain gradient descent on "
+        "the loss (no weight decay) do to the weights coming into it?",
+        [
+            Option("Nothing: ReLU's slope is 0 for all those inputs, so their gradient is exactly 0",
+                   "Right: the lesson nudged such a unit's weights and the output did not move at all. The unit "
+                   "stays dead unless its inputs change. Lesson 08 counts dead units over training.",
+                   correct=True),
+            Option("It pulls them up until the unit fires again",
+                   "Nothing pulls: every gradient into the unit is multiplied by ReLU's slope, which is 0 for "
+                   "negative z. That is the difference with GELU, whose slope there is small but not 0."),
+            Option("It shrinks them towards 0, like weight decay",
+                   "Without a gradient there is no pull of any kind from the loss; weight decay is a separate term "
+                   "that the lesson did not add."),
+            Option("It gives them a small gradient, as GELU would",
+                   "GELU's slope is small but not 0 for negative z; ReLU's is exactly 0, so no gradient at all "
+                   "reaches this unit's weights."),
+        ],
+    ),
+    Choice(
+        "swiglu",
+        "Which statements about SwiGLU, (silu(x W_gate) * x W_up) W_down, are true?",
+        [
+            Option("SiLU is applied to the gate path x W_gate only",
+                   "Right: the value path x W_up passes through unchanged and supplies the sign.", correct=True),
+            Option("A hidden value can be strongly negative",
+                   "Right: the gate says how much passes, and the value path can be negative.", correct=True),
+            Option("A ReLU after W_down would do no harm",
+                   "It would: the block adds the FFN's output back onto x, and an output clamped at 0 could never "
+                   "lower a coordinate of x. Nothing follows W_down."),
+            Option("At d_ff = 4d it has as many weights as a classic FFN",
+                   "Three matrices of d x 4d hold 12 d^2 weights, 1.5 times the classic 8 d^2. That is why Llama "
+                   "shrinks d_ff to about 8/3 · d."),
+        ],
+        several=True,
+    ),
+])

@@ -1,0 +1,59 @@
+"""Lesson 06, the FFN as a key-value memory: check your understanding."""
+from helpers.quiz import Choice, Numeric, Option, Quiz
+
+QUIZ = Quiz("06", [
+    Choice("value-slice",
+           "In the `x @ W` convention (`W1` is `(d, d_ff)`, `W2` is `(d_ff, d)`), which slice is hidden unit k's "
+           "value, the vector it writes?",
+           [Option("Column k of `W1`",
+                   "That is unit k's key: the slice of W1 that meets x in the dot product x . w_k. The value "
+                   "comes from the second matrix."),
+            Option("Row k of `W2`",
+                   "Right: h @ W2 is a weighted sum of the rows of W2, and row k is scaled by unit k's "
+                   "activation a_k.", correct=True),
+            Option("Column k of `W2`",
+                   "That is where the value sits in the `W @ x` convention, where W2 is `(d, d_ff)`. Here W2 is "
+                   "`(d_ff, d)` and column k has d_ff numbers, not d."),
+            Option("Row k of `W1`",
+                   "Row k of W1 has d_ff numbers, one per unit: it belongs to input coordinate k, not to unit k.")]),
+    Numeric("threshold-activation",
+            "A unit of section 3's memory has threshold THETA = 0.5: its column is key / (1 - THETA) and its "
+            "bias -THETA / (1 - THETA). A query of length 1 has cosine 0.75 with the unit's key. What is the "
+            "unit's activation a?",
+            0.5, tolerance=1e-3,
+            why="a = relu(0.75 / 0.5 - 0.5 / 0.5) = relu(cos - THETA) / (1 - THETA) = 0.25 / 0.5 = 0.5: zero at "
+                "the threshold, 1 on the key itself, in proportion between.",
+            wrong={0.75: "That is the cosine itself: the bias subtracts the threshold before the ReLU.",
+                   0.25: "That is cos - THETA, before the division by 1 - THETA that makes the unit fire with "
+                         "a = 1 on its own key.",
+                   1.0: "A ReLU unit does not saturate: a = 1 only on the key itself (cosine 1); at cosine 0.75 "
+                        "it fires halfway.",
+                   0.0: "0.75 is above the threshold 0.5, so the unit fires."},
+            low="Too small: the cosine is above the threshold, and a grows from 0 at THETA to 1 at cosine 1.",
+            high="Too large: a reaches 1 only on the key itself, at cosine 1."),
+    Choice("largest-activation",
+           "Unit 3 has the largest activation a_j of all units for some token. Is it the unit that writes the most "
+           "to that token's output?",
+           [Option("Yes: the largest activation always writes the most",
+                   "What a unit writes is a_j u_j, whose length is a_j times the length of its value u_j. A unit "
+                   "with a short value can fire hard and still write little."),
+            Option("Not necessarily: the length of a_j u_j also depends on the length of its value",
+                   "Right: ||a_j u_j|| = a_j ||u_j||, so rank by that product (Exercise 2).", correct=True),
+            Option("No: a silent unit can write more than a firing one",
+                   "A silent unit has a_j = 0 and writes exactly nothing, whatever its value.")]),
+    Choice("working-picture",
+           "What does this lesson's memory show about a trained language model's FFN?",
+           [Option("That each fact a trained model knows sits in one hidden unit, like France -> Paris here",
+                   "The memory was laid out by hand, one clean unit per fact. In trained models a unit responds "
+                   "to many unrelated inputs, and a fact, if it sits anywhere, may be spread over many units and "
+                   "layers."),
+            Option("What an FFN can compute, read as keys and values; where a trained model keeps a particular "
+                   "fact is a separate, open question",
+                   "Right: the key-value reading (Geva et al. 2021) is a useful way to think about FFNs, not a "
+                   "map of where facts live; editing studies find that location and editability can disagree "
+                   "(Hase et al. 2023).", correct=True),
+            Option("That a trained FFN fires about half its units for each token, as the random layers did",
+                   "Half is what random weights give at initialisation. Trained ReLU transformers are far "
+                   "sparser: Li et al. (2023) measured 3.0% of T5-Base's FFN units nonzero per input, on "
+                   "average.")]),
+])

@@ -1,0 +1,66 @@
+"""Lesson 08's questions: sums over tokens, relu'(0), dead units, reading a gradient check."""
+from helpers.quiz import Choice, Numeric, Option, Quiz
+
+QUIZ = Quiz("08", [
+    Numeric("db2-sum",
+            "A batch of T = 5 tokens reaches an FFN whose output has d = 3 entries, and every token's dy row is "
+            "[1, 2, -1]. What is db2[1], the gradient of the second output bias?",
+            10.0,
+            why="b2 is added to every token's output, so each token adds its dy to db2: db2 = dy.sum(axis=0) = "
+                "5 x [1, 2, -1], and db2[1] = 10.",
+            wrong={2.0: "That is one token's dy. The bias is shared by all 5 tokens: sum their rows, "
+                        "dy.sum(axis=0).",
+                   0.4: "That divides by T. The gradient of a shared parameter is a sum over tokens; if the "
+                        "loss is a mean, its 1/T is already inside dy."},
+            low="Too small: b2 is shared by all 5 tokens, and each adds its dy[1] = 2.",
+            high="Too large: 5 tokens each add dy[1] = 2 to db2[1], nothing more."),
+    Choice("relu-at-zero",
+           "In lesson 01's trace, unit 0 has z = 0 exactly. With relu'(0) = 0, as PyTorch takes it, what "
+           "gradient reaches that unit's bias b1[0]?", [
+               Option("0: the unit passes no gradient back",
+                      "dz = dh * relu'(z) and relu'(0) = 0, so db1[0] = 0 whatever dh is (and the unit's column "
+                      "of dW1 is 0 too).", correct=True),
+               Option("dh[0], as for a unit that fired",
+                      "That takes relu'(0) = 1 (a mask z >= 0). The unit's output was 0, and this course, like "
+                      "PyTorch, treats the corner at 0 as off."),
+               Option("dh[0] / 2, the average of the slopes on either side",
+                      "That is what a central difference measures at the corner, half of each one-sided slope; "
+                      "it is why gradient checks avoid z = 0. The slope the backward pass uses is 0."),
+               Option("Undefined, so the backward pass raises an error",
+                      "ReLU has no derivative at 0, but frameworks pick a value instead of failing: 0, so that "
+                      "the mask is simply z > 0."),
+           ]),
+    Choice("dead-unit",
+           "A ReLU unit's pre-activation z is at most 0 for every training input. What does plain SGD do to "
+           "its column of W1 and its bias from then on?", [
+               Option("Nothing: their gradient is exactly 0 for every batch, so the unit stays off for good",
+                      "relu'(z) = 0 wherever z <= 0, so dz is 0 in that column for every token, and so are "
+                      "its dW1 column and db1 entry. Only a change of the inputs could revive it.",
+                      correct=True),
+               Option("It pushes the bias up until the unit fires again",
+                      "Nothing pushes: with relu'(z) = 0 for every input, the loss does not change when the "
+                      "bias moves a little, so its gradient is 0."),
+               Option("It shrinks W2's row for the unit to 0, which revives the unit",
+                      "W2's row gets gradient h^T dy, and h = 0 for this unit, so it stops changing too; and "
+                      "W2 does not decide whether the unit fires anyway, W1 and b1 do."),
+               Option("The same as with GELU: a small gradient that slowly brings it back",
+                      "That is GELU and SiLU's advantage: their slope is small but not 0 for z < 0. ReLU's is "
+                      "exactly 0."),
+           ]),
+    Choice("gradient-check",
+           "Your backward pass and a central-difference check disagree on dW1 by a relative error of 0.3, and "
+           "agree on dW2 and db2 to 1e-11. Where is the bug most likely?", [
+               Option("On the path from dh down: dh, the mask, or dW1 itself",
+                      "dW2 and db2 only need h and dy, and they agree; dW1 needs dh = dy @ W2.T and the mask "
+                      "as well, so the bug is on that part of the path.", correct=True),
+               Option("In the forward pass",
+                      "A wrong forward pass would change h, and dW2 = h.T @ dy would disagree too. Both checks "
+                      "use the same forward pass, so they agree on what it computes."),
+               Option("Nowhere: 0.3 is ordinary rounding",
+                      "Rounding in float64 gives errors near 1e-10 here, as dW2 and db2 show. 0.3 is a wrong "
+                      "formula."),
+               Option("In the central difference: it is unreliable for matrices",
+                      "It nudges one entry at a time and works for any shape; it only misleads at a kink, "
+                      "where z is within eps of 0."),
+           ]),
+])

@@ -1,0 +1,56 @@
+"""Lesson 03's quiz: its numbers are the lesson's numbers, worked out again here, and each slip gets its feedback."""
+import pytest
+
+from helpers.models import GPT2_SMALL
+from helpers.params import attention_params, ffn_params
+from helpers.quiz import Choice, Numeric, lesson_quiz
+
+QUIZ = lesson_quiz("03")
+d, d_ff = GPT2_SMALL["d"], GPT2_SMALL["d_ff"]
+
+
+def question(qid):
+    return next(q for q in QUIZ.questions if q.id == qid)
+
+
+def test_the_parameter_count_and_its_slips_are_computed_not_typed():
+    q = question("gpt2-ffn")
+    assert q.answer == ffn_params(d, d_ff) == d * d_ff + d_ff + d_ff * d + d
+    block = ffn_params(d, d_ff) + attention_params(d, bias=True) + 2 * 2 * d
+    slips = {2 * d * d_ff: "biases b1 (3,072) and b2 (768) are missing",
+             2 * d * d_ff + 2 * d_ff: "gives both biases d_ff",
+             2 * d * d_ff + 2 * d: "gives both biases d = 768",
+             d * d_ff + d_ff: "W1 and b1 only",
+             block: "a whole GPT-2 block",
+             attention_params(d): "attention's four"}
+    assert set(q.wrong) == set(slips)
+    for value, words in slips.items():
+        feedback = q.judge(value)
+        assert not feedback and words in feedback.text
+
+
+def test_the_whole_model_share_is_the_lessons():
+    vocab = 50_257
+    total = vocab * d + GPT2_SMALL["context"] * d + GPT2_SMALL["n_layers"] * (
+        ffn_params(d, d_ff) + attention_params(d, bias=True) + 4 * d) + 2 * d
+    assert total == 124_439_808
+    share = GPT2_SMALL["n_layers"] * ffn_params(d, d_ff) / total
+    right = [o for o in question("share").options if o.correct]
+    assert len(right) == 1 and f"{share:.2%}".replace("%", " %") in right[0].feedback
+
+
+@pytest.mark.parametrize("q", QUIZ.questions, ids=lambda q: q.id)
+def test_every_question_has_a_right_answer_that_passes_and_wrong_ones_that_explain(q):
+    if isinstance(q, Choice):
+        right = q.correct_letters()
+        assert q.judge(right)
+        for letter in q.letters():
+            if letter not in right:
+                feedback = q.judge(letter)
+                assert not feedback and "not quite" in feedback.text and len(feedback.text) > 60
+    else:
+        assert isinstance(q, Numeric) and q.judge(q.answer) and len(q.wrong) >= 3
+
+
+def test_four_questions_on_the_core_path():
+    assert [q.id for q in QUIZ.questions] == ["one-row", "gpt2-ffn", "share", "chunks"]

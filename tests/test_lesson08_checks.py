@@ -1,0 +1,435 @@
+"""Lesson 08's graders against banks of right and wrong answers.
+
+Every wrong answer must be rejected with its own named mistake ("Likely mistake: ...") or a specific problem
+(a message that says what is wrong with the returned value); every right one, in whatever style, must pass.
+"""
+import math
+
+import numpy as np
+import pytest
+from scipy import special, stats
+
+from helpers.checks import check_ffn_backward, check_gelu_backward, check_numerical_gradient, check_relu_backward
+from helpers.checks._verdict import GRADING_ENV
+
+
+def stub(*args):
+    raise NotImplementedError("your code here")
+
+
+def named(out, text):
+    """The output names this mistake, once, as the likely one."""
+    return f"Likely mistake: {text}" in out and out.count("Likely mistake:") == 1
+
+
+# ---- exercise 1: relu_backward(z, dh) -> dz ---------------------------------------------------------------
+def relu_backward_numpy(z, dh):
+    return dh * (z > 0)
+
+
+def relu_backward_where(z, dh):
+    return np.where(z > 0, dh, 0.0)
+
+
+def relu_backward_copy_and_zero(z, dh):
+    dz = dh.copy()
+    dz[z <= 0] = 0
+    return dz
+
+
+def relu_backward_loop(z, dh):
+    dz = np.zeros_like(dh, dtype=float)
+    for index in np.ndindex(z.shape):
+        dz[index] = dh[index] if z[index] > 0 else 0.0
+    return dz
+
+
+def relu_backward_heaviside(z, dh):
+    return dh * np.heaviside(z, 0)
+
+
+@pytest.mark.parametrize("fn", [relu_backward_numpy, relu_backward_where, relu_backward_copy_and_zero,
+                                relu_backward_loop, relu_backward_heaviside])
+def test_relu_backward_accepts_right_answers(fn, capsys):
+    assert check_relu_backward(fn), capsys.readouterr().out
+
+
+@pytest.mark.parametrize("fn", [relu_backward_numpy, relu_backward_loop])
+def test_relu_backward_right_answers_pass_the_hidden_cases_too(fn, capsys, monkeypatch):
+    monkeypatch.setenv(GRADING_ENV, "1")
+    verdict = check_relu_backward(fn)
+    assert verdict and verdict.hidden == 1 and "1 of them hidden" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("fn, name", [
+    (lambda z, dh: dh * (z >= 0), "relu'(0) taken as 1 (the mask z >= 0)"),
+    (lambda z, dh: dh * np.heaviside(z, 0.5), "the slope at z = 0 taken as 1/2"),
+    (lambda z, dh: dh * np.heaviside(z, 1), "relu'(0) taken as 1 (the mask z >= 0)"),
+    (lambda z, dh: dh + 0.0, "the mask forgotten: dh passed through unchanged"),
+    (lambda z, dh: np.where(z > 0, 1.0, 0.0), "relu'(z) returned without multiplying by dh"),
+    (lambda z, dh: np.maximum(dh, 0), "the mask taken from dh's sign instead of z's"),
+    (lambda z, dh: dh * z, "dh multiplied by z instead of by ReLU's slope"),
+    (lambda z, dh: dh * np.maximum(z, 0), "dh multiplied by relu(z), the activation, instead of its slope"),
+    (lambda z, dh: dh * (z < 0), "the mask inverted (z < 0)"),
+    (lambda z, dh: np.where(z <= 0, dh, 0.0), "the mask inverted (z <= 0)"),
+])
+def test_relu_backward_names_the_mistake(fn, name, capsys):
+    assert not check_relu_backward(fn)
+    out = capsys.readouterr().out
+    assert named(out, name), out
+
+
+@pytest.mark.parametrize("fn, message", [
+    (lambda z, dh: z > 0, "an array of True/False: that is a mask"),
+    (lambda z, dh: (z > 0).astype(int) * dh.astype(int), "an array of int64"),
+    (lambda z, dh: None, "returned None"),
+    (lambda z, dh: float(np.sum(dh * (z > 0))), "A single number"),
+    (lambda z, dh: (dh * (z > 0)).ravel(), "It is flattened"),
+    (lambda z, dh: (dh * (z > 0), z), "returned a tuple of 2 values; return dz alone"),
+    (lambda z, dh: "dz", "returned a str"),
+    (lambda z, dh: np.where(z > 0, dh, np.nan), "NaN or infinity"),
+    (lambda z, dh: 1 / 0, "raised ZeroDivisionError"),
+    ("relu_backward", "expected a function"),
+])
+def test_relu_backward_bad_returns_get_specific_messages(fn, message, capsys):
+    assert not check_relu_backward(fn)
+    assert message in capsys.readouterr().out
+
+
+def test_relu_backward_that_zeroes_dh_in_place_is_told(capsys):
+    def in_place(z, dh):
+        dh[z <= 0] = 0
+        return dh
+    assert not check_relu_backward(in_place)
+    assert "changed its input `dh` in place" in capsys.readouterr().out
+
+
+def test_relu_backward_stub_says_not_implemented(capsys):
+    verdict = check_relu_backward(stub)
+    out = capsys.readouterr().out
+    assert not verdict and verdict.status == "not attempted"
+    assert "not implemented yet" in out and "\u2718" not in out
+
+
+def test_relu_backward_verdict_records_the_named_mistake(capsys):
+    verdict = check_relu_backward(lambda z, dh: dh * (z >= 0))
+    assert verdict.status == "fail" and verdict.mistake == "relu'(0) taken as 1 (the mask z >= 0)"
+
+
+# ---- exercise 2: ffn_backward(x, W1, b1, W2, b2, dy) -> (dx, dW1, db1, dW2, db2) ----------------------------
+def backward_numpy(x, W1, b1, W2, b2, dy):
+    z = x @ W1 + b1
+    h = np.maximum(z, 0)
+    dW2 = h.T @ dy
+    db2 = dy.sum(axis=0)
+    dh = dy @ W2.T
+    dz = dh * (z > 0)
+    dW1 = x.T @ dz
+    db1 = dz.sum(axis=0)
+    dx = dz @ W1.T
+    return dx, dW1, db1, dW2, db2
+
+
+def backward_per_token(x, W1, b1, W2, b2, dy):
+    """One token at a time, adding outer products into the shared gradients; the mask from h."""
+    dW1, db1 = np.zeros_like(W1), np.zeros_like(b1)
+    dW2, db2 = np.zeros_like(W2), np.zeros_like(b2)
+    dx = np.zeros_like(x)
+    for t in range(len(x)):
+        h = np.maximum(x[t] @ W1 + b1, 0)
+        dW2 += np.outer(h, dy[t])
+        db2 += dy[t]
+        dz = (W2 @ dy[t]) * (h > 0)
+        dW1 += np.outer(x[t], dz)
+        db1 += dz
+        dx[t] = W1 @ dz
+    return dx, dW1, db1, dW2, db2
+
+
+def backward_einsum(x, W1, b1, W2, b2, dy):
+    z = np.einsum("ti,ik->tk", x, W1) + b1
+    dz = np.einsum("tj,kj->tk", dy, W2) * np.heaviside(z, 0)
+    return [np.einsum("tk,ik->ti", dz, W1), np.einsum("ti,tk->ik", x, dz), np.einsum("tk->k", dz),
+            np.einsum("tk,tj->kj", np.maximum(z, 0), dy), np.einsum("tj->j", dy)]
+
+
+def backward_lists(x, W1, b1, W2, b2, dy):
+    """Plain Python loops over lists: lists of lists come back, which the check accepts."""
+    x, W1, b1, W2, dy = (np.asarray(a).tolist() for a in (x, W1, b1, W2, dy))
+    T, d, d_ff, d_out = len(x), len(W1), len(b1), len(W2[0])
+    z = [[sum(x[t][i] * W1[i][k] for i in range(d)) + b1[k] for k in range(d_ff)] for t in range(T)]
+    h = [[max(v, 0.0) for v in row] for row in z]
+    dh = [[sum(dy[t][j] * W2[k][j] for j in range(d_out)) for k in range(d_ff)] for t in range(T)]
+    dz = [[dh[t][k] if z[t][k] > 0 else 0.0 for k in range(d_ff)] for t in range(T)]
+    dW2 = [[sum(h[t][k] * dy[t][j] for t in range(T)) for j in range(d_out)] for k in range(d_ff)]
+    db2 = [sum(dy[t][j] for t in range(T)) for j in range(d_out)]
+    dW1 = [[sum(x[t][i] * dz[t][k] for t in range(T)) for k in range(d_ff)] for i in range(d)]
+    db1 = [sum(dz[t][k] for t in range(T)) for k in range(d_ff)]
+    dx = [[sum(dz[t][k] * W1[i][k] for k in range(d_ff)) for i in range(d)] for t in range(T)]
+    return dx, dW1, db1, dW2, db2
+
+
+@pytest.mark.parametrize("fn", [backward_numpy, backward_per_token, backward_einsum, backward_lists])
+def test_ffn_backward_accepts_right_answers(fn, capsys, monkeypatch):
+    assert check_ffn_backward(fn), capsys.readouterr().out
+    monkeypatch.setenv(GRADING_ENV, "1")
+    assert check_ffn_backward(fn).hidden == 1
+
+
+def with_slip(**change):
+    """backward_numpy with one line changed: each keyword replaces one step (a function of the locals)."""
+    def backward(x, W1, b1, W2, b2, dy):
+        v = dict(x=x, W1=W1, b1=b1, W2=W2, b2=b2, dy=dy)
+        steps = [("z", lambda v: v["x"] @ v["W1"] + v["b1"]), ("h", lambda v: np.maximum(v["z"], 0)),
+                 ("dW2", lambda v: v["h"].T @ v["dy"]), ("db2", lambda v: v["dy"].sum(axis=0)),
+                 ("dh", lambda v: v["dy"] @ v["W2"].T), ("dz", lambda v: v["dh"] * (v["z"] > 0)),
+                 ("dW1", lambda v: v["x"].T @ v["dz"]), ("db1", lambda v: v["dz"].sum(axis=0)),
+                 ("dx", lambda v: v["dz"] @ v["W1"].T)]
+        for name, step in steps:
+            v[name] = change.get(name, step)(v)
+        return v["dx"], v["dW1"], v["db1"], v["dW2"], v["db2"]
+    return backward
+
+
+@pytest.mark.parametrize("fn, name", [
+    (with_slip(dz=lambda v: v["dh"] * (v["z"] >= 0)), "relu'(0) taken as 1 (the mask z >= 0)"),
+    (with_slip(dz=lambda v: v["dh"] * (v["h"] >= 0)), "ReLU's mask forgotten: dz = dh"),
+    (with_slip(dz=lambda v: v["dh"]), "ReLU's mask forgotten: dz = dh"),
+    (with_slip(dz=lambda v: v["dy"] * (v["z"] > 0)), "the mask applied to dy instead of dh"),
+    (with_slip(dh=lambda v: v["dy"] @ v["W2"]), "W2 not transposed in dh"),
+    (with_slip(dx=lambda v: v["dz"] @ v["W1"]), "W1 not transposed in dx"),
+    (with_slip(dW2=lambda v: v["z"].T @ v["dy"]), "dW2 computed from z, the pre-activation, instead of h"),
+    (with_slip(dW1=lambda v: v["x"].T @ v["dh"]), "dW1 computed from dh, before ReLU's mask"),
+    (with_slip(dx=lambda v: v["dh"] @ v["W1"].T), "dx computed from dh, before ReLU's mask"),
+    (with_slip(dz=lambda v: np.maximum(v["dh"], 0)), "ReLU applied to dh instead of masking it by z"),
+    (with_slip(z=lambda v: v["x"] @ v["W1"]), "b1 left out of the pre-activation"),
+    (with_slip(db1=lambda v: v["dz"].mean(axis=0), db2=lambda v: v["dy"].mean(axis=0)),
+     "bias gradients averaged over the tokens instead of summed"),
+    (with_slip(dW1=lambda v: v["x"].T @ v["dz"] / len(v["x"]), db1=lambda v: v["dz"].mean(axis=0),
+               dW2=lambda v: v["h"].T @ v["dy"] / len(v["x"]), db2=lambda v: v["dy"].mean(axis=0)),
+     "every weight and bias gradient divided by T"),
+])
+def test_ffn_backward_names_the_mistake(fn, name, capsys):
+    assert not check_ffn_backward(fn)
+    out = capsys.readouterr().out
+    assert named(out, name), out
+
+
+@pytest.mark.parametrize("fn, messages", [
+    (with_slip(dW1=lambda v: v["dz"].T @ v["x"]),
+     ["`dW1` an array of shape (4, 2); expected (2, 4). That is dW1 transposed", "Likely mistake: dW1 transposed"]),
+    (with_slip(dW2=lambda v: v["dy"].T @ v["h"]),
+     ["`dW2` an array of shape (2, 4); expected (4, 2). That is dW2 transposed", "Likely mistake: dW2 transposed"]),
+    (with_slip(db1=lambda v: v["dz"]), ["`db1` an array of shape (1, 2); expected (2,). db1 was not summed over"]),
+    (with_slip(db2=lambda v: v["dy"]), ["db2 was not summed over the tokens"]),
+    (with_slip(db1=lambda v: v["dz"].sum(axis=1)), ["summed over the hidden units (axis=1)"]),
+    (with_slip(dx=lambda v: v["dz"].sum(axis=0) @ v["W1"].T), ["dx was summed over the tokens"]),
+    (lambda x, W1, b1, W2, b2, dy: backward_numpy(x, W1, b1, W2, b2, dy)[1:], ["returned 4 values; expected 5. dx is missing"]),
+    (lambda x, W1, b1, W2, b2, dy: backward_numpy(x, W1, b1, W2, b2, dy)[:3], ["returned 3 values; expected 5"]),
+    (lambda *args: (lambda g: (g[0], g[3], g[4], g[1], g[2]))(backward_numpy(*args)),
+     ["the two layers' gradients swapped in the returned tuple"]),
+    (lambda *args: (None,) + tuple(backward_numpy(*args)[1:]), ["with `dx` None"]),
+    (lambda *args: {"dx": 0}, ["returned a dict; return the five gradients"]),
+    (lambda *args: backward_numpy(*args)[1], ["returned a ndarray; return the five gradients"]),
+    (lambda *args: None, ["returned None. Did you forget the `return dx, dW1, db1, dW2, db2`"]),
+    (lambda *args: tuple(g.astype(int) for g in backward_numpy(*args)), ["an array of int64"]),
+    (lambda *args: tuple(g * np.nan for g in backward_numpy(*args)), ["NaN or infinity"]),
+    (lambda *args: 1 / 0, ["raised ZeroDivisionError"]),
+])
+def test_ffn_backward_bad_returns_get_specific_messages(fn, messages, capsys):
+    assert not check_ffn_backward(fn)
+    out = capsys.readouterr().out
+    for message in messages:
+        assert message in out, out
+
+
+def test_ffn_backward_swapped_layers_in_a_non_square_case_is_told_by_shape(capsys):
+    swapped = (lambda *args: (lambda g: (g[0], g[3], g[4], g[1], g[2]))(backward_numpy(*args)))
+    assert not check_ffn_backward(swapped)
+    assert "returned the two layers' gradients swapped: dW1 has W2's shape" in capsys.readouterr().out
+
+
+def test_ffn_backward_that_averages_dy_in_place_is_told(capsys):
+    def in_place(x, W1, b1, W2, b2, dy):
+        dy /= len(x)                                      # "the loss is a mean": but dy is the caller's array
+        return backward_numpy(x, W1, b1, W2, b2, dy)
+    assert not check_ffn_backward(in_place)
+    assert "changed its input `dy` in place" in capsys.readouterr().out
+
+
+def test_ffn_backward_wrong_values_say_which_gradients_are_wrong(capsys):
+    assert not check_ffn_backward(with_slip(db2=lambda v: v["dy"].sum(axis=0) + 1.0))
+    out = capsys.readouterr().out
+    assert "got db2 wrong (dx, dW1, db1, dW2 right); db2 should be" in out
+
+
+def test_ffn_backward_stub_says_not_implemented(capsys):
+    assert check_ffn_backward(stub).status == "not attempted"
+    assert "not implemented yet" in capsys.readouterr().out
+
+
+# ---- exercise 3: numerical_gradient(f, a, eps) ---------------------------------------------------------------
+def numerical_ndindex(f, a, eps):
+    grad = np.zeros(a.shape)
+    for index in np.ndindex(a.shape):
+        kept = a[index]
+        a[index] = kept + eps
+        up = f(a)
+        a[index] = kept - eps
+        down = f(a)
+        a[index] = kept
+        grad[index] = (up - down) / (2 * eps)
+    return grad
+
+
+def numerical_copies(f, a, eps):
+    """Nudges copies, never a itself; a flat loop over the entries."""
+    grad = np.zeros(a.size)
+    for i in range(a.size):
+        step = np.zeros(a.size)
+        step[i] = eps
+        step = step.reshape(a.shape)
+        grad[i] = (f(a + step) - f(a - step)) / (2 * eps)
+    return grad.reshape(a.shape)
+
+
+def numerical_nditer(f, a, eps):
+    grad = np.zeros_like(a, dtype=float)
+    it = np.nditer(a, flags=["multi_index"])
+    for _ in it:
+        i = it.multi_index
+        b = a.copy()
+        b[i] += eps
+        c = a.copy()
+        c[i] -= eps
+        grad[i] = (f(b) - f(c)) / (2 * eps)
+    return grad
+
+
+@pytest.mark.parametrize("fn", [numerical_ndindex, numerical_copies, numerical_nditer])
+def test_numerical_gradient_accepts_right_answers(fn, capsys, monkeypatch):
+    assert check_numerical_gradient(fn), capsys.readouterr().out
+    monkeypatch.setenv(GRADING_ENV, "1")
+    assert check_numerical_gradient(fn)
+
+
+def forward_difference(f, a, eps):
+    grad = np.zeros(a.shape)
+    for i in np.ndindex(a.shape):
+        b = a.copy()
+        b[i] += eps
+        grad[i] = (f(b) - f(a)) / eps
+    return grad
+
+
+def not_put_back(f, a, eps):
+    grad = np.zeros(a.shape)
+    for i in np.ndindex(a.shape):
+        a[i] += eps
+        up = f(a)
+        a[i] -= 2 * eps
+        down = f(a)
+        a[i] += eps
+        grad[i] = (up - down) / (2 * eps)
+    return grad
+
+
+def rows_only(f, a, eps):
+    grad = np.zeros(a.shape)
+    for i in range(a.shape[0]):
+        b, c = a.copy(), a.copy()
+        b[i] += eps
+        c[i] -= eps
+        grad[i] = (f(b) - f(c)) / (2 * eps)
+    return grad
+
+
+@pytest.mark.parametrize("fn, name", [
+    (forward_difference, "a forward difference, (f(a + eps) - f(a)) / eps"),
+    (lambda f, a, eps: 2 * numerical_copies(f, a, eps), "divided by eps instead of 2 eps"),
+    (lambda f, a, eps: -numerical_copies(f, a, eps), "the difference taken the wrong way round"),
+    (lambda f, a, eps: np.full(a.shape, (f(a + eps) - f(a - eps)) / (2 * eps)), "every entry nudged at once"),
+    (rows_only, "a loop over the first axis only: a matrix's rows nudged whole"),
+    (not_put_back, "the entry not put back exactly as it was"),
+    (lambda f, a, eps: numerical_copies(f, a, 1e-2), "a fixed step of 1e-2 instead of eps"),
+])
+def test_numerical_gradient_names_the_mistake(fn, name, capsys):
+    assert not check_numerical_gradient(fn)
+    out = capsys.readouterr().out
+    assert named(out, name), out
+
+
+@pytest.mark.parametrize("fn, message", [
+    (lambda f, a, eps: numerical_copies(f, a, eps).ravel(), "It is flattened: return it in a's shape"),
+    (lambda f, a, eps: (f(a + eps) - f(a - eps)) / (2 * eps), "returned a single number"),
+    (lambda f, a, eps: None, "returned None"),
+    (lambda f, a, eps: [0.0], "an array of shape (1,)"),
+    (lambda f, a, eps: numerical_copies(f, a, eps) > 0, "an array of True/False"),
+    (lambda f, a, eps: numerical_copies(f, a, eps) * np.nan, "NaN or infinity"),
+    (lambda f, a, eps: numerical_copies(f, a, 0.1), "Hint: use the eps you are given, and for each index of a"),
+    (lambda f, a, eps: f(a, eps), "raised TypeError"),
+])
+def test_numerical_gradient_bad_returns_get_specific_messages(fn, message, capsys):
+    assert not check_numerical_gradient(fn)
+    assert message in capsys.readouterr().out
+
+
+def test_numerical_gradient_not_put_back_is_told_it_changed_a(capsys):
+    assert not check_numerical_gradient(not_put_back)
+    out = capsys.readouterr().out
+    assert "changed its input `a` in place" in out and "kept = a[i]" in out
+
+
+# ---- going further: gelu_backward(z, dh) -------------------------------------------------------------------
+def gelu_backward_scipy(z, dh):
+    return dh * (special.ndtr(z) + z * np.exp(-z ** 2 / 2) / np.sqrt(2 * np.pi))
+
+
+def gelu_backward_erf_loop(z, dh):
+    dz = np.empty(z.shape)
+    for i in np.ndindex(z.shape):
+        v = float(z[i])
+        cdf = 0.5 * math.erfc(-v / math.sqrt(2))
+        dz[i] = dh[i] * (cdf + v * math.exp(-v * v / 2) / math.sqrt(2 * math.pi))
+    return dz
+
+
+def gelu_backward_stats(z, dh):
+    return dh * (stats.norm.cdf(z) + z * stats.norm.pdf(z))
+
+
+@pytest.mark.parametrize("fn", [gelu_backward_scipy, gelu_backward_erf_loop, gelu_backward_stats])
+def test_gelu_backward_accepts_right_answers(fn, capsys, monkeypatch):
+    assert check_gelu_backward(fn), capsys.readouterr().out
+    monkeypatch.setenv(GRADING_ENV, "1")
+    assert check_gelu_backward(fn).hidden == 1
+
+
+@pytest.mark.parametrize("fn, name", [
+    (lambda z, dh: dh * special.ndtr(z), "Φ(z) alone: the product rule's second term z φ(z) forgotten"),
+    (lambda z, dh: dh * (0.5 * (1 + np.tanh(0.7978845608 * (z + 0.044715 * z ** 3)))
+                         + 0.5 * z * (1 - np.tanh(0.7978845608 * (z + 0.044715 * z ** 3)) ** 2)
+                         * 0.7978845608 * (1 + 3 * 0.044715 * z ** 2)),
+     "GPT-2's tanh approximation's slope, not the exact GELU's"),
+    (lambda z, dh: dh * (special.ndtr(z) - z * stats.norm.pdf(z)), "the second term subtracted"),
+    (lambda z, dh: dh * (stats.norm.pdf(z) + z * special.ndtr(z)), "the density and the cumulative swapped"),
+    (lambda z, dh: dh * (special.ndtr(z) + z * np.exp(-z ** 2 / 2)), "φ(z) without its 1/sqrt(2π)"),
+    (lambda z, dh: dh * z * special.ndtr(z), "GELU itself instead of its slope"),
+    (lambda z, dh: special.ndtr(z) + z * stats.norm.pdf(z), "gelu'(z) returned without multiplying by dh"),
+    (lambda z, dh: dh * (z > 0), "ReLU's mask instead of GELU's slope"),
+])
+def test_gelu_backward_names_the_mistake(fn, name, capsys):
+    assert not check_gelu_backward(fn)
+    out = capsys.readouterr().out
+    assert named(out, name), out
+
+
+@pytest.mark.parametrize("fn, message", [
+    (lambda z, dh: None, "returned None"),
+    (lambda z, dh: gelu_backward_scipy(z, dh).ravel(), "It is flattened"),
+    (lambda z, dh: gelu_backward_scipy(z, dh) > 0, "True/False"),
+    (stub, "not implemented yet"),
+])
+def test_gelu_backward_bad_returns_get_specific_messages(fn, message, capsys):
+    assert not check_gelu_backward(fn)
+    assert message in capsys.readouterr().out

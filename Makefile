@@ -10,15 +10,21 @@ STAMP  := $(VENV)/.installed
 ALLOW_ROOT := $(if $(filter 0,$(shell id -u)),--allow-root,)
 PYTEST_NB := --nbval --nbval-current-env --nbval-sanitize-with tests/sanitize.cfg -n 2 --dist loadfile
 BROWSER_STAMP := $(VENV)/.browser-installed
+# `make test-nbgrader` has an environment of its own: the course's pinned set plus nbgrader's.
+NBG_VENV  := .venv-nbgrader
+NBG_PY    := $(NBG_VENV)/bin/python
+NBG_STAMP := $(NBG_VENV)/.installed
 SOLUTIONS ?= 1
 # make html: solutions folded behind toggles into site/; make html SOLUTIONS=0: the learner edition into site-learner/
 SITE    ?= $(if $(filter 0,$(SOLUTIONS)),site-learner,site)
 GRADES  ?= grades
-TIMEOUT ?= 120
+TIMEOUT ?= 60
+NOTEBOOK_TIMEOUT ?= 600
 JOBS    ?= 1
 WORK    ?= work
 
-.PHONY: help lab update progress test unit nbval notebooks solutions bench lock clean html grade doctor test-browser test-a11y
+.PHONY: help lab update progress test unit nbval notebooks solutions bench bench-grade lock lock-nbgrader clean \
+	html grade grade-merge doctor test-browser test-a11y test-nbgrader
 help:
 	@echo "make lab        start JupyterLab on work/, your copy of the lessons (made from notebooks/ the first time;"
 	@echo "                sets up .venv the first time too)"
@@ -31,11 +37,16 @@ help:
 	@echo "make lock       re-resolve requirements.in into the pinned requirements.txt"
 	@echo "make html       build a static site into site/ (open site/index.html): each exercise's solution folded"
 	@echo "                behind a Show solution toggle; SOLUTIONS=0: the learner edition, no solutions, in site-learner/"
-	@echo "make grade SUBMISSIONS=path/   run learners' notebooks and their checks: grades/grades.csv"
-	@echo "                (one subfolder or one .ipynb per learner; TIMEOUT=120 s per notebook, JOBS=1)"
+	@echo "make grade SUBMISSIONS=path/   grade learners' notebooks: grades/grades.csv and grades/report.html"
+	@echo "                (one subfolder or one .ipynb per learner; TIMEOUT=60 s per cell, NOTEBOOK_TIMEOUT=600,"
+	@echo "                JOBS=1 at a time, LESSONS=\"01 02\" the lessons set; SHARD=i/n grades a slice into"
+	@echo "                grades/shard-i-of-n/, then make grade-merge combines the shards)"
+	@echo "make bench-grade  grade a generated class (LEARNERS=40, every lesson) with JOBS=1 and 2: s/notebook"
 	@echo "make doctor     check .venv, the pinned packages, helpers, the Jupyter kernel and work/, with fixes"
 	@echo "make test-browser  run every learner notebook in JupyterLab in headless Chromium (needs chromium)"
 	@echo "make test-a11y  axe-core on every page of both site editions, light and dark (needs chromium and npm)"
+	@echo "make test-nbgrader  a real nbgrader round trip for every lesson, in .venv-nbgrader"
+	@echo "make lock-nbgrader  re-resolve requirements-nbgrader.in into requirements-nbgrader.txt (after make lock)"
 
 $(STAMP): requirements.txt pyproject.toml tools/check_python.py tools/ipython_kernel_config.py
 	@$(PYTHON) tools/check_python.py
@@ -60,10 +71,11 @@ progress:
 	@$(or $(wildcard $(PY)),$(PYTHON)) -m helpers.progress --work $(WORK)
 
 test: $(STAMP)
-	$(PY) -m pytest $(PYTEST_NB) --ignore=tests/test_browser.py --ignore=tests/test_axe.py tests solutions notebooks
+	$(PY) -m pytest $(PYTEST_NB) --ignore=tests/test_browser.py --ignore=tests/test_axe.py \
+		--ignore=tests/test_nbgrader_roundtrip.py tests solutions notebooks
 
 unit: $(STAMP)
-	$(PY) -m pytest --ignore=tests/test_browser.py --ignore=tests/test_axe.py tests
+	$(PY) -m pytest --ignore=tests/test_browser.py --ignore=tests/test_axe.py --ignore=tests/test_nbgrader_roundtrip.py tests
 
 nbval: $(STAMP)
 	$(PY) -m pytest $(PYTEST_NB) solutions notebooks
@@ -77,6 +89,10 @@ solutions: $(STAMP)
 bench: $(STAMP)
 	$(PY) benchmarks/ffn_bench.py
 
+LEARNERS ?= 40
+bench-grade: $(STAMP)
+	$(PY) benchmarks/grade_bench.py --learners $(LEARNERS)
+
 lock: $(STAMP)
 	$(PYTHON) -m venv --clear build/lock-venv
 	build/lock-venv/bin/pip install --quiet -r requirements.in
@@ -87,8 +103,16 @@ html: $(STAMP)
 	$(PY) tools/build_site.py --solutions $(if $(filter 0,$(SOLUTIONS)),none,folded) --out $(SITE)
 
 grade: $(STAMP)
-	@test -n "$(SUBMISSIONS)" || { echo "usage: make grade SUBMISSIONS=path/ [TIMEOUT=120] [JOBS=1] [GRADES=grades]"; exit 2; }
-	$(PY) tools/grade.py "$(SUBMISSIONS)" --out $(GRADES) --timeout $(TIMEOUT) --jobs $(JOBS)
+	@test -n "$(SUBMISSIONS)" || { echo "usage: make grade SUBMISSIONS=path/ [TIMEOUT=60] [NOTEBOOK_TIMEOUT=600]" \
+		"[JOBS=1] [LESSONS=\"01 02\"] [SHARD=i/n] [GRADES=grades]"; exit 2; }
+	$(PY) tools/grade.py "$(SUBMISSIONS)" --cell-timeout $(TIMEOUT) --timeout $(NOTEBOOK_TIMEOUT) --jobs $(JOBS) \
+		$(if $(LESSONS),--lessons $(LESSONS),) \
+		$(if $(SHARD),--shard $(SHARD) --out $(GRADES)/shard-$(subst /,-of-,$(SHARD)),--out $(GRADES))
+
+# Combines the shards that `make grade SHARD=i/n` wrote into $(GRADES)/shard-i-of-n/.
+grade-merge: $(STAMP)
+	@test -n "$(wildcard $(GRADES)/shard-*-of-*)" || { echo "No shards in $(GRADES)/: run make grade SHARD=i/n first"; exit 2; }
+	$(PY) tools/grade.py merge $(wildcard $(GRADES)/shard-*-of-*) --out $(GRADES)
 
 # Diagnoses .venv rather than building it, so it runs with the Python that would build it.
 doctor:
@@ -106,5 +130,27 @@ test-browser: $(STAMP) $(BROWSER_STAMP)
 test-a11y: $(STAMP) $(BROWSER_STAMP)
 	FFN_BROWSER_TEST=1 timeout -k 30 900 $(PY) -m pytest tests/test_axe.py -v -rs
 
+# nbgrader 0.9.6 and what it needs beyond requirements.txt, pinned; the helpers package so the lessons run.
+$(NBG_STAMP): requirements.txt requirements-nbgrader.txt pyproject.toml tools/check_python.py \
+		tools/ipython_kernel_config.py
+	@$(PYTHON) tools/check_python.py
+	@test -x $(NBG_PY) || $(PYTHON) -m venv $(NBG_VENV)
+	$(NBG_PY) -m pip install --quiet --disable-pip-version-check -r requirements.txt -r requirements-nbgrader.txt
+	$(NBG_PY) -m pip install --quiet --disable-pip-version-check --no-deps -e .
+	@mkdir -p $(NBG_VENV)/etc/ipython && cp tools/ipython_kernel_config.py $(NBG_VENV)/etc/ipython/
+	@touch $(NBG_STAMP)
+
+test-nbgrader: $(NBG_STAMP)
+	FFN_NBGRADER_TEST=1 timeout -k 30 1800 $(NBG_PY) -m pytest tests/test_nbgrader.py \
+		tests/test_nbgrader_roundtrip.py -v -rs -n 2
+
+lock-nbgrader:
+	$(PYTHON) -m venv --clear build/lock-nbgrader
+	build/lock-nbgrader/bin/pip install --quiet -r requirements.txt -r requirements-nbgrader.in
+	{ echo "# What .venv-nbgrader needs beyond requirements.txt, generated from requirements-nbgrader.in by"; \
+	  echo "# \`make lock-nbgrader\` (Python 3.11, Linux). Do not edit by hand."; \
+	  build/lock-nbgrader/bin/pip freeze --all --exclude-editable | grep -v -i -x -F -f requirements.txt \
+	  | grep -v -i -E '^(pip|wheel)=='; } > requirements-nbgrader.txt
+
 clean:
-	rm -rf $(VENV) build site site-learner screenshots
+	rm -rf $(VENV) $(NBG_VENV) build site site-learner screenshots

@@ -1,6 +1,13 @@
-"""tools/grade.py on a folder of tiny synthetic submissions: passes, fails, crashes, hangs and broken files."""
+"""tools/grade.py (`make grade`) on a made-up class: the issue's eleven learners and a few more, in small
+synthetic notebooks graded two at a time, each scenario a test of what grades.csv, the report and the
+executed copies say."""
 import csv
+import io
+import json
+import os
+import subprocess
 import sys
+import textwrap
 from pathlib import Path
 
 import nbformat
@@ -8,24 +15,65 @@ import pytest
 
 from helpers.checks import lesson01
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tools"))
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tools"))
 import grade  # noqa: E402
+import grade_report  # noqa: E402
+import notebooks as nbtool  # noqa: E402
 
-RIGHT = "def hand_trace():\n    return {z}, {h}, {y}".format(**lesson01._TRACE)           # the answer the check wants
-WRONG = "def hand_trace():\n    return {z}, {h}, {y}   # b1 left out".format(**lesson01._TRACE_MISTAKES[0][1])
-STUB = 'def hand_trace():\n    raise NotImplementedError("your code here")'
-IMPORT = "from helpers.checks import check_hand_trace, check_firing_units"
-CHECK = "check_hand_trace(hand_trace)"
-TIMEOUT = 60      # seconds per notebook, never reached in the main batch
-HANG_TIMEOUT = 10  # seconds for the batch whose notebook hangs: room for the cells before it on a busy machine
+CELL_TIMEOUT = 10      # seconds per cell in the main batch: only the endless loop reaches it
+
+IMPORTS = "from helpers.checks import check_hand_trace, check_firing_units"
+TRACE = "def hand_trace():\n    \"\"\"z, h and y for x = [2, 3].\"\"\"\n    ### BEGIN SOLUTION\n" \
+        "    return {z}, {h}, {y}\n    ### END SOLUTION".format(**lesson01._TRACE)
+FIRING = '''def firing_units(x, W1, b1):
+    """Indices of the hidden units whose pre-activation is above 0."""
+    ### BEGIN SOLUTION
+    import numpy as np
+    z = np.asarray(x, dtype=float) @ np.asarray(W1, dtype=float) + np.asarray(b1, dtype=float)
+    return [int(k) for k in np.flatnonzero(z > 0)]
+    ### END SOLUTION'''
+# Right answers in a learner's own words (the solution's code would be flagged).
+OWN_TRACE = "def hand_trace():\n    z = [2 + 3 - 1, 2 - 3]\n    h = [max(0, v) for v in z]\n" \
+            "    return z, h, [h[0] + 1, h[1] - 1]"
+OWN_FIRING = ("def firing_units(x, W1, b1):\n    fired = []\n    for k in range(len(b1)):\n"
+              "        z = sum(x[i] * W1[i][k] for i in range(len(x))) + b1[k]\n"
+              "        if z > 0:\n            fired.append(k)\n    return fired")
+# The course shows a check failing on purpose: no attempt of the learner's, whatever it says.
+DEMO = "ok = check_hand_trace(lambda: ([0, 0], [0, 0], [0, 0]))   # what a failing check prints"
+TRACE_WRONG = "def hand_trace():\n    return {z}, {h}, {y}   # b1 left out".format(**lesson01._TRACE_MISTAKES[0][1])
+FIRING_WRONG = FIRING.replace("z > 0", "z >= 0").replace("    ### BEGIN SOLUTION\n", "").replace(
+    "\n    ### END SOLUTION", "")
+FIRING_LOOPS = "def firing_units(x, W1, b1):\n    while True:\n        pass"
 
 
-def notebook(*sources, lesson="01_hand_trace"):
+def lesson_notebook(*cells):
+    """A notebook of these cells: markdown where a cell starts with '### ', code otherwise."""
     nb = nbformat.v4.new_notebook()
-    nb.cells = [nbformat.v4.new_markdown_cell("# A synthetic lesson")]
-    nb.cells += [nbformat.v4.new_code_cell(source) for source in sources]
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
-    nb.metadata["ffn_course"] = {"generated_from": f"solutions/{lesson}.ipynb"}
+    nb.cells = [nbformat.v4.new_markdown_cell("# A synthetic lesson")]
+    nb.cells += [nbformat.v4.new_markdown_cell(c) if c.startswith("### ") else nbformat.v4.new_code_cell(c)
+                 for c in cells]
+    return nb
+
+
+SOLUTION_01 = lesson_notebook(IMPORTS, "### Exercise 1 · Trace by hand\n\n**Difficulty:** ● ○ ○", TRACE,
+                              "check_hand_trace(hand_trace)", "### Exercise 2 · Which units fire?", FIRING,
+                              "check_firing_units(firing_units)", DEMO, "print('the end of the lesson')")
+SOLUTION_99 = lesson_notebook(IMPORTS, "### Exercise 1 · The trace again", TRACE, "check_hand_trace(hand_trace)")
+
+
+def learner_copy(solution, name, replace=None):
+    """What `make notebooks` hands out, with the learner's cells: replace={cell position: new source};
+    a list value inserts cells after that position."""
+    nb = nbtool.learner_version(solution, name)
+    replace = replace or {}
+    for position in sorted(replace, reverse=True):
+        value = replace[position]
+        if isinstance(value, list):
+            nb.cells[position + 1:position + 1] = [nbformat.v4.new_code_cell(v) for v in value]
+        else:
+            nb.cells[position].source = value
     return nb
 
 
@@ -34,131 +82,371 @@ def write(path, nb):
     nbformat.write(nb, path)
 
 
+# positions of cells in the lesson: 1 imports, 3 hand_trace, 4 its check, 6 firing_units, 7 its check, 8 demo
+HT, HT_CHECK, FU, FU_CHECK = 3, 4, 6, 7
+
+
+def make_class(base: Path) -> Path:
+    solutions, submissions = base / "solutions", base / "submissions"
+    write(solutions / "01_hand_trace.ipynb", SOLUTION_01)
+    write(solutions / "99_extra.ipynb", SOLUTION_99)
+    answers = {HT: OWN_TRACE, FU: OWN_FIRING}
+    lesson = "01_hand_trace.ipynb"
+
+    def hand_in(learner, nb, name=lesson):
+        write(submissions / learner / name, nb)
+
+    hand_in("ana", learner_copy(SOLUTION_01, lesson, answers))                          # all correct
+    hand_in("ana", learner_copy(SOLUTION_99, "99_extra.ipynb", {HT: OWN_TRACE}), "99_extra.ipynb")
+    hand_in("ben", learner_copy(SOLUTION_01, lesson, {HT: OWN_TRACE}))                      # partly done
+    hand_in("cal", learner_copy(SOLUTION_01, lesson, {HT: TRACE_WRONG, FU: FIRING_WRONG}))   # mistakes
+    hand_in("dee", learner_copy(SOLUTION_01, lesson))                                     # untouched stubs
+    hand_in("eve", learner_copy(SOLUTION_01, lesson, {HT: OWN_TRACE, FU: FIRING_LOOPS}))    # an endless loop
+    hand_in("fay", learner_copy(SOLUTION_01, lesson, {1: ["import torch"], **answers}))  # a failing import
+    hand_in("gus", learner_copy(SOLUTION_01, lesson, {                                  # kills the kernel
+        HT: "def hand_trace():\n    import os\n    os._exit(3)", FU: OWN_FIRING}))
+    nb_text = nbformat.writes(learner_copy(SOLUTION_01, lesson, answers))
+    (submissions / "hal").mkdir(parents=True)
+    (submissions / "hal" / lesson).write_text(nb_text[: len(nb_text) // 2])              # truncated JSON
+    hand_in("ivy", learner_copy(SOLUTION_01, lesson, {HT: TRACE, FU: FIRING}))         # solutions/' code
+    hand_in("jon", learner_copy(SOLUTION_01, lesson, {                                 # the reference
+        HT: "def hand_trace():\n    from helpers.checks import lesson01\n"
+            "    return lesson01._TRACE['z'], lesson01._TRACE['h'], lesson01._TRACE['y']",
+        FU: "from helpers.checks.lesson01 import _reference_firing as firing_units"}))
+    hand_in("kim", learner_copy(SOLUTION_01, lesson, {                                 # a fix below
+        HT: TRACE_WRONG, FU: OWN_FIRING, HT_CHECK: [OWN_TRACE, "check_hand_trace(hand_trace)   # fixed it"]}))
+    hand_in("lem", learner_copy(SOLUTION_99, "99_extra.ipynb", {HT: OWN_TRACE}), "99_extra.ipynb")  # one lesson
+    hand_in("max", learner_copy(SOLUTION_01, lesson, {                                 # a first error...
+        HT: "def hand_trace()\n    return 1", FU: OWN_FIRING}))                             # ... and its echo
+    write(submissions / "ned.ipynb", learner_copy(SOLUTION_01, lesson, {               # a file, not a folder
+        HT: OWN_TRACE, HT_CHECK: "print('check deleted')", FU: OWN_FIRING}))
+    (submissions / "oli").mkdir()                                                         # an empty folder
+    hand_in("pam", learner_copy(SOLUTION_01, lesson, {                                 # hidden cases run
+        HT: OWN_TRACE, FU: OWN_FIRING, 8: "import os\nprint('FFN_GRADING =', os.environ.get('FFN_GRADING'))"}))
+    stubborn = "import signal, time\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\ntime.sleep(60)"
+    hand_in("zed", learner_copy(SOLUTION_01, lesson, {                                   # ignores interrupts
+        HT: OWN_TRACE, FU: OWN_FIRING, HT_CHECK: [stubborn]}))
+    return submissions
+
+
 @pytest.fixture(scope="module")
 def graded(tmp_path_factory):
-    """Grade one batch holding every case once (notebooks run two at a time to keep this quick)."""
+    """Grade the class once, from the command line as `make grade` does, two notebooks at a time."""
     base = tmp_path_factory.mktemp("grading")
-    solutions, submissions, out = base / "solutions", base / "submissions", base / "grades"
-    # The "course": lesson 01 has two exercises, lesson 99 one (it reuses a real check).
-    write(solutions / "01_hand_trace.ipynb", notebook(IMPORT, RIGHT, CHECK, "check_firing_units(firing_units)"))
-    write(solutions / "99_extra.ipynb", notebook(IMPORT, RIGHT, CHECK, lesson="99_extra"))
-    # alice: right on hand_trace, firing_units never attempted (stub), a second lesson passed.
-    write(submissions / "alice" / "01_hand_trace.ipynb",
-          notebook(IMPORT, RIGHT, CHECK, "def firing_units():\n    raise NotImplementedError",
-                   "check_firing_units(firing_units)"))
-    # ... and a later demonstration `ok = check_hand_trace(wrong)` that must not count against her.
-    write(submissions / "alice" / "99_extra.ipynb",
-          notebook(IMPORT, RIGHT, CHECK, "ok = check_hand_trace(lambda: None)", lesson="99_extra"))
-    # bob: wrong answer, and a cell that raises before the checks (later cells still run).
-    write(submissions / "bob" / "01_hand_trace.ipynb",
-          notebook(IMPORT, "undefined_name + 1", WRONG, CHECK, "check_firing_units(None)"))
-    # dave: kills the kernel; erin: not JSON; frank: deleted the check cell (one file, top level).
-    write(submissions / "dave" / "01_hand_trace.ipynb", notebook(IMPORT, "import os\nos._exit(1)", RIGHT, CHECK))
-    (submissions / "erin").mkdir()
-    (submissions / "erin" / "01_hand_trace.ipynb").write_text('{"cells": [ this is not JSON')
-    write(submissions / "frank.ipynb", notebook(IMPORT, RIGHT, "check_firing_units(lambda: 0)"))
-    # gina: a stub straight from `make notebooks`; harry: an empty folder.
-    write(submissions / "gina" / "01_hand_trace.ipynb", notebook(IMPORT, STUB, CHECK))
-    (submissions / "harry").mkdir()
-    header, rows, summary = grade.grade(submissions, out, timeout=TIMEOUT, jobs=2, solutions=solutions)
-    return {"header": header, "rows": {r["learner"]: r for r in rows}, "summary": summary, "out": out}
-
-
-@pytest.fixture(scope="module")
-def hanging(graded, tmp_path_factory):
-    """carol's notebook hangs after her first check: a batch of its own, with a short time limit."""
-    base = graded["out"].parent
-    submissions = tmp_path_factory.mktemp("hanging")
-    carol = notebook(IMPORT, RIGHT, CHECK, "import time\ntime.sleep(600)", "check_firing_units(None)")
-    # A saved output from an earlier session: it must not appear in the executed copy, as the cell never ran.
-    carol.cells[-1].outputs = [nbformat.v4.new_output("stream", name="stdout", text="all 4 cases pass. Well done!")]
-    carol.cells[-1].execution_count = 7
-    write(submissions / "carol" / "01_hand_trace.ipynb", carol)
-    _, rows, _ = grade.grade(submissions, base / "hang-grades", timeout=HANG_TIMEOUT, solutions=base / "solutions")
-    copy = nbformat.read(base / "hang-grades" / "carol" / "01_hand_trace.ipynb", as_version=4)
-    rows[0]["_last_cell"] = copy.cells[-1]
-    return rows[0]
-
-
-def test_exercises_come_from_the_solutions_check_calls(graded):
-    assert graded["header"] == ["learner", "01:hand_trace", "01:firing_units", "99:hand_trace",
-                                "passed", "total", "notes"]
-
-
-def test_one_row_per_learner_including_broken_and_empty_ones(graded):
-    assert sorted(graded["rows"]) == ["alice", "bob", "dave", "erin", "frank", "gina", "harry"]
-
-
-def test_passes_and_fails_are_the_checks_own_verdicts(graded):
-    alice, gina = graded["rows"]["alice"], graded["rows"]["gina"]
-    assert (alice["01:hand_trace"], alice["01:firing_units"], alice["99:hand_trace"]) == ("pass", "fail", "pass")
-    assert (alice["passed"], alice["total"], alice["notes"]) == ("2", "3", "")
-    assert gina["01:hand_trace"] == "fail" and gina["01:firing_units"] == "not run"
-    assert gina["99:hand_trace"] == ""              # gina handed in no lesson 99: empty, not a failure
-
-
-def test_a_cell_that_raises_is_noted_and_later_checks_still_run(graded):
-    bob = graded["rows"]["bob"]
-    assert bob["01:hand_trace"] == "fail" and bob["01:firing_units"] == "fail"
-    assert bob["notes"] == "01_hand_trace.ipynb: cell 3 (undefined_name + 1) raised NameError"  # counted as in Lab
-
-
-def test_a_hanging_notebook_times_out_and_keeps_what_ran_before(hanging):
-    assert hanging["notes"] == f"01_hand_trace.ipynb: timed out after {HANG_TIMEOUT} s (in cell 5: import time)"
-    assert hanging["01:hand_trace"] == "pass" and hanging["01:firing_units"] == "not run"
-
-
-def test_a_dead_kernel_is_its_own_reason(graded):
-    dave = graded["rows"]["dave"]
-    assert "the kernel died (in cell 3: import os)" in dave["notes"]
-    assert dave["01:hand_trace"] == "not run"
-
-
-def test_invalid_json_gets_a_row_with_the_reason(graded):
-    erin = graded["rows"]["erin"]
-    assert "01_hand_trace.ipynb: not a valid notebook" in erin["notes"]
-    assert erin["01:hand_trace"] == "not run" and erin["total"] == "2"
-
-
-def test_a_top_level_file_is_a_learner_and_a_deleted_check_is_not_run(graded):
-    frank = graded["rows"]["frank"]
-    assert frank["01:hand_trace"] == "not run" and frank["01:firing_units"] == "fail"
-
-
-def test_a_learner_folder_without_notebooks_is_reported(graded):
-    assert graded["rows"]["harry"]["notes"] == "no notebooks found"
-
-
-def test_csv_summary_and_executed_copies_are_written(graded):
-    out = graded["out"]
+    submissions, out = make_class(base), base / "grades"
+    done = subprocess.run([sys.executable, str(ROOT / "tools" / "grade.py"), str(submissions), "--out", str(out),
+                           "--jobs", "2", "--cell-timeout", str(CELL_TIMEOUT), "--solutions", str(base / "solutions")],
+                          capture_output=True, text=True, timeout=600,
+                          env={**os.environ, "FFN_GRADE_PROBE_TIMEOUT": "3"})   # zed's kernel is replaced sooner
+    assert done.returncode == 0, done.stderr
     with open(out / "grades.csv", newline="") as f:
-        rows = list(csv.DictReader(f))
-    assert [r["learner"] for r in rows] == sorted(graded["rows"])
-    assert (out / "summary.txt").read_text() == graded["summary"]
-    assert "01:hand_trace    1 of 6" in graded["summary"]     # alice, of all but harry
-    copy = nbformat.read(out / "alice" / "01_hand_trace.ipynb", as_version=4)
-    assert "_ffn_grading_setup" not in "".join(c.source for c in copy.cells)   # the recorder is removed
-    assert any("all 3 cases pass" in o.get("text", "") for c in copy.cells for o in c.get("outputs", []))
+        rows = {r["learner"]: r for r in csv.DictReader(f)}
+    return {"rows": rows, "out": out, "stdout": done.stdout, "stderr": done.stderr, "base": base,
+            "model": json.loads((out / "grades.json").read_text())}
 
 
+def verdicts(row, *exercises):
+    return tuple(row[e] for e in exercises)
+
+
+EXERCISES = ("01:hand_trace", "01:firing_units", "99:hand_trace")
+
+
+def test_every_row_has_the_same_columns_and_denominators(graded):
+    rows = graded["rows"]
+    assert sorted(rows) == ["ana", "ben", "cal", "dee", "eve", "fay", "gus", "hal", "ivy", "jon", "kim", "lem",
+                            "max", "ned", "oli", "pam", "zed"]
+    header = list(next(iter(rows.values())))
+    assert header[:5] == ["learner", "01:hand_trace", "01:hand_trace score", "01:hand_trace mistake",
+                          "01:hand_trace flags"]
+    assert header[-5:] == ["passed", "exercises", "score", "lessons handed in", "notes"]
+    assert {r["exercises"] for r in rows.values()} == {"3"}
+    assert all(r[e] in grade.VERDICTS for r in rows.values() for e in EXERCISES)
+
+
+def test_all_correct(graded):
+    ana = graded["rows"]["ana"]
+    assert verdicts(ana, *EXERCISES) == ("pass", "pass", "pass")
+    assert (ana["passed"], ana["score"], ana["lessons handed in"], ana["notes"]) == ("3", "3.00", "2 of 2", "")
+
+
+def test_partly_done_is_not_attempted_not_fail(graded):
+    ben = graded["rows"]["ben"]
+    assert verdicts(ben, *EXERCISES) == ("pass", "not attempted", "not handed in")
+    assert ben["01:firing_units score"] == "0.00" and ben["01:firing_units mistake"] == ""
+
+
+def test_each_fail_records_the_named_mistake_and_a_partial_score(graded):
+    cal = graded["rows"]["cal"]
+    assert verdicts(cal, *EXERCISES[:2]) == ("fail", "fail")
+    assert cal["01:hand_trace mistake"] == "b1 left out"
+    assert cal["01:firing_units mistake"] == "counting a unit whose pre-activation is exactly 0 as firing"
+    assert 0 < float(cal["01:firing_units score"]) < 1                    # some cases pass, some fail
+    entry = graded["model"]["learners"]["cal"]["exercises"]["01:firing_units"]
+    assert f"{entry['passed'] / entry['total']:.2f}" == cal["01:firing_units score"]
+
+
+def test_untouched_stubs_are_not_attempted(graded):
+    dee = graded["rows"]["dee"]
+    assert verdicts(dee, *EXERCISES[:2]) == ("not attempted", "not attempted")
+    assert (dee["passed"], dee["score"], dee["notes"]) == ("0", "0.00", "")
+
+
+def test_an_endless_loop_costs_only_its_exercise(graded):
+    eve = graded["rows"]["eve"]
+    assert verdicts(eve, *EXERCISES[:2]) == ("pass", "fail")
+    assert eve["01:firing_units mistake"] == f"did not finish within {CELL_TIMEOUT} s (an endless loop?)"
+    assert f"the code cell starting `check_firing_units(firing_units)` ran past {CELL_TIMEOUT} s and was " \
+           "interrupted" in eve["notes"]
+    copy = nbformat.read(graded["out"] / "eve" / "01_hand_trace.ipynb", as_version=4)
+    assert "the end of the lesson" in "".join(o.get("text", "") for o in copy.cells[-1].outputs)   # went on
+
+
+def test_a_failing_import_is_one_note_naming_the_module(graded):
+    fay = graded["rows"]["fay"]
+    assert verdicts(fay, *EXERCISES[:2]) == ("pass", "pass")
+    assert fay["notes"] == "01_hand_trace.ipynb: the code cell starting `import torch` raised " \
+                           "ModuleNotFoundError: No module named 'torch'"
+
+
+def test_a_kernel_that_dies_costs_only_its_exercise(graded):
+    gus = graded["rows"]["gus"]
+    assert verdicts(gus, *EXERCISES[:2]) == ("fail", "pass")
+    assert gus["01:hand_trace mistake"] == "the kernel died while it was checked"
+    assert "the code cell starting `check_hand_trace(hand_trace)`: the kernel died (exit code 3); the grader " \
+           "skipped it and ran the rest" in gus["notes"]
+
+
+def test_truncated_json_is_a_note_and_its_lesson_not_run(graded):
+    hal = graded["rows"]["hal"]
+    assert hal["notes"].startswith("01_hand_trace.ipynb: not a valid notebook (")
+    assert verdicts(hal, *EXERCISES) == ("not run", "not run", "not handed in")
+
+
+def test_a_copy_of_the_solutions_is_flagged_not_failed(graded):
+    ivy = graded["rows"]["ivy"]
+    assert verdicts(ivy, *EXERCISES[:2]) == ("pass", "pass")
+    assert ivy["01:hand_trace flags"] == ivy["01:firing_units flags"] == "same code as solutions/"
+
+
+def test_the_reference_from_helpers_is_flagged(graded):
+    jon = graded["rows"]["jon"]
+    assert verdicts(jon, *EXERCISES[:2]) == ("pass", "pass")
+    assert jon["01:hand_trace flags"] == "uses helpers.checks.lesson01 (the solution does not)"
+    flagged = {(learner, key) for learner, row in graded["rows"].items() for key in EXERCISES if row[f"{key} flags"]}
+    assert flagged == {("ivy", "01:hand_trace"), ("ivy", "01:firing_units"), ("jon", "01:hand_trace"),
+                       ("jon", "01:firing_units")}
+    assert jon["01:firing_units flags"] == "uses helpers.checks.lesson01._reference_firing (the solution does not)"
+
+
+def test_the_learners_last_call_counts_not_the_courses_demonstration(graded):
+    kim = graded["rows"]["kim"]
+    assert verdicts(kim, *EXERCISES[:2]) == ("pass", "pass")        # the fix below the failing check
+    assert kim["01:hand_trace mistake"] == ""
+    # Everyone ran the course's own `ok = check_hand_trace(...)` demonstration after their check: ignored.
+    assert graded["rows"]["ana"]["01:hand_trace"] == "pass"
+
+
+def test_a_lesson_not_handed_in_is_marked_so_for_everyone(graded):
+    lem, oli = graded["rows"]["lem"], graded["rows"]["oli"]
+    assert verdicts(lem, *EXERCISES) == ("not handed in", "not handed in", "pass")
+    assert lem["lessons handed in"] == "1 of 2" and lem["exercises"] == "3"
+    assert verdicts(oli, *EXERCISES) == ("not handed in",) * 3 and oli["notes"] == "no notebooks found"
+
+
+def test_one_note_per_failure_the_first_cause_with_its_message(graded):
+    max_ = graded["rows"]["max"]
+    assert verdicts(max_, *EXERCISES[:2]) == ("not run", "pass")
+    assert max_["notes"].startswith("01_hand_trace.ipynb: the code of Exercise 1 · Trace by hand raised SyntaxError: ")
+    assert max_["notes"].endswith(" (and 1 later cell(s) raised errors, probably because of it)")
+    assert max_["notes"].count("raised") == 2
+
+
+def test_a_deleted_check_is_not_run_and_a_file_is_a_learner(graded):
+    ned = graded["rows"]["ned"]
+    assert verdicts(ned, *EXERCISES[:2]) == ("not run", "pass")
+
+
+def test_grading_runs_hidden_cases(graded):
+    copy = nbformat.read(graded["out"] / "pam" / "01_hand_trace.ipynb", as_version=4)
+    assert "FFN_GRADING = 1" in "".join(o.get("text", "") for o in copy.cells[8].outputs)
+    assert "_ffn_grading_setup" not in "".join(c.source for c in copy.cells)      # the recorder is gone
+
+
+def test_csv_files_report_and_summary_agree(graded):
+    out = graded["out"]
+    with open(out / "verdicts.csv", newline="") as f:
+        long = list(csv.DictReader(f))
+    assert len(long) == 17 * 3
+    cal = {r["exercise"]: r for r in long if r["learner"] == "cal" and r["lesson"] == "01_hand_trace"}
+    assert cal["hand_trace"]["mistake"] == "b1 left out" and cal["hand_trace"]["verdict"] == "fail"
+    summary = (out / "summary.txt").read_text()
+    assert summary == graded["stdout"]
+    assert "hand_trace: 1 of 15: b1 left out" in summary             # 15 handed lesson 01 in (hal's broken file too)
+    report = (out / "report.html").read_text()
+    assert '<td>firing_units</td><td class="n">1 of 15</td><td>counting a unit whose pre-activation is ' \
+           'exactly 0 as firing</td>' in report
+
+
+def test_report_is_accessible_chart_alt_text_and_table_headers(graded):
+    report = (graded["out"] / "report.html").read_text()
+    assert '<html lang="en">' in report
+    assert report.count('role="img"') == 2 and report.count("<desc id=") == 2      # one chart per lesson
+    assert "Lesson 01: hand trace: share of the 15 learner(s) who handed it in passing each exercise. " \
+           "hand_trace: 9 of 15 pass; firing_units: 10 of 15 pass." in report           # the chart's alt text
+    assert '<th scope="col">not handed in</th>' in report and "<caption>" in report
+    assert "<td>ivy</td><td>hand_trace</td><td>same code as solutions/</td>" in report
+
+
+def test_progress_bar_and_no_kernel_warning_spam(graded):
+    lines = graded["stderr"].splitlines()
+    assert lines and all(line.startswith("grading [") for line in lines), graded["stderr"][-2000:]
+    assert lines[-1].startswith("grading [##############################] 17/17 notebooks")
+
+
+def test_a_cell_that_ignores_interrupts_is_skipped_and_the_rest_still_runs(graded):
+    zed = graded["rows"]["zed"]
+    assert verdicts(zed, *EXERCISES[:2]) == ("pass", "pass")      # the cells above re-ran in a new kernel
+    assert zed["notes"] == f"01_hand_trace.ipynb: the code cell starting `import signal, time`: ran past " \
+                           f"{CELL_TIMEOUT} s and did not stop when interrupted; the grader skipped it and ran the rest"
+
+
+# ---- shards, and merging them -----------------------------------------------------------------------------
+def test_shards_partition_the_learners_deterministically():
+    learners = {name: [] for name in ["dan", "ann", "cat", "bob", "eli"]}
+    shards = [grade.shard_of(learners, (i, 2)) for i in (1, 2)]
+    assert [sorted(s) for s in shards] == [["ann", "cat", "eli"], ["bob", "dan"]]
+    assert grade.parse_shard("2/4") == (2, 4)
+    for bad in ("0/2", "3/2", "x"):
+        with pytest.raises(Exception):
+            grade.parse_shard(bad)
+
+
+def test_shard_runs_merge_into_the_whole_class(tmp_path, capsys):
+    write(tmp_path / "solutions" / "99_extra.ipynb", SOLUTION_99)
+    for learner, answer in (("amy", TRACE), ("bea", TRACE_WRONG), ("cy", None)):
+        nb = learner_copy(SOLUTION_99, "99_extra.ipynb", ({HT: answer} if answer else {}))
+        write(tmp_path / "sub" / learner / "99_extra.ipynb", nb)
+    common = ["--solutions", str(tmp_path / "solutions"), "--quiet"]
+    for i in (1, 2):
+        assert grade.main([str(tmp_path / "sub"), "--shard", f"{i}/2", "--out", str(tmp_path / f"shard{i}"),
+                           *common]) == 0
+    shard_rows = [list(csv.DictReader(open(tmp_path / f"shard{i}" / "grades.csv"))) for i in (1, 2)]
+    assert [[r["learner"] for r in rows] for rows in shard_rows] == [["amy", "cy"], ["bea"]]
+    capsys.readouterr()
+    assert grade.main(["merge", str(tmp_path / "shard1"), str(tmp_path / "shard2"),
+                       "--out", str(tmp_path / "all")]) == 0
+    assert "merged from shards 1/2, 2/2" in capsys.readouterr().out
+    merged = list(csv.DictReader(open(tmp_path / "all" / "grades.csv")))
+    assert [(r["learner"], r["99:hand_trace"]) for r in merged] == [
+        ("amy", "pass"), ("bea", "fail"), ("cy", "not attempted")]
+    assert merged[1]["99:hand_trace mistake"] == "b1 left out"
+    assert "<td>hand_trace</td><td class=\"n\">1 of 3</td><td>b1 left out</td>" in \
+        (tmp_path / "all" / "report.html").read_text()
+    # One shard short: said loudly; the same shard twice: refused.
+    assert grade.main(["merge", str(tmp_path / "shard1"), "--out", str(tmp_path / "part")]) == 0
+    assert "MISSING shards: 2/2" in capsys.readouterr().out
+    with pytest.raises(SystemExit, match="again"):
+        grade.main(["merge", str(tmp_path / "shard1"), str(tmp_path / "shard1"), "--out", str(tmp_path / "x")])
+
+
+# ---- pieces ------------------------------------------------------------------------------------------------
 def test_lesson_from_file_name_then_metadata_then_the_checks_called():
     expected = {"01_hand_trace": ["check_hand_trace", "check_firing_units"], "02_pure_python": ["check_matvec"]}
-    nb = notebook(lesson="02_pure_python")
+    nb = lesson_notebook()
+    nb.metadata["ffn_course"] = {"generated_from": "solutions/02_pure_python.ipynb"}
     assert grade.lesson_of(Path("alice-01_hand_trace.ipynb"), nb, expected) == "01_hand_trace"
     assert grade.lesson_of(Path("homework.ipynb"), nb, expected) == "02_pure_python"
     assert grade.lesson_of(Path("homework.ipynb"), None, expected) is None
-    anonymous = notebook(IMPORT, "check_firing_units(f)")
-    del anonymous.metadata["ffn_course"]
+    anonymous = lesson_notebook(IMPORTS, "check_firing_units(f)")
     assert grade.lesson_of(Path("homework.ipynb"), anonymous, expected) == "01_hand_trace"
     del anonymous.cells[-1]
     assert grade.lesson_of(Path("homework.ipynb"), anonymous, expected) is None
 
 
+def test_same_code_ignores_comments_docstrings_and_layout():
+    solution = grade.normalised(FIRING, "firing_units")
+    retyped = textwrap.dedent('''
+        def firing_units(x, W1, b1):
+            import numpy as np   # the same, retyped
+            z = (np.asarray(x, dtype=float) @ np.asarray(W1, dtype=float)
+                 + np.asarray(b1, dtype=float))
+            return [int(k) for k in np.flatnonzero(z > 0)]''')
+    assert grade.normalised(retyped, "firing_units") == solution
+    assert grade.normalised(FIRING_WRONG, "firing_units") != solution
+    assert grade.normalised("def other(): pass", "firing_units") is None
+
+
+def test_course_calls_other_than_the_check_cell_do_not_count(tmp_path):
+    write(tmp_path / "01_hand_trace.ipynb", SOLUTION_01)
+    lesson = grade.load_lesson(tmp_path / "01_hand_trace.ipynb")
+    assert lesson.checks == ["check_hand_trace", "check_firing_units"]
+    assert grade.counts(lesson, "check_hand_trace(hand_trace)", "check_hand_trace")
+    assert not grade.counts(lesson, DEMO, "check_hand_trace")                      # the course's demonstration
+    assert grade.counts(lesson, "ok = check_hand_trace(my_new_try)", "check_hand_trace")   # the learner's cell
+    assert set(lesson.solutions) == {"hand_trace", "firing_units"} and lesson.allowed["firing_units"] == set()
+
+
+def test_progress_bar_redraws_on_a_terminal_and_prints_tenths_elsewhere():
+    log = io.StringIO()
+    bar = grade.Progress(20, stream=log)
+    for _ in range(20):
+        bar.step()
+    assert len(log.getvalue().splitlines()) == 10
+    assert log.getvalue().splitlines()[-1].startswith("grading [##############################] 20/20")
+
+    class Terminal(io.StringIO):
+        def isatty(self):
+            return True
+    screen = Terminal()
+    bar = grade.Progress(3, stream=screen)
+    for _ in range(3):
+        bar.step()
+    assert screen.getvalue().count("\r") == 3 and " left\r" in screen.getvalue()
+    assert screen.getvalue().split("\r")[-1].startswith("grading [##############################] 3/3 notebooks")
+    assert " s each, done in " in screen.getvalue() and screen.getvalue().endswith("\n")
+
+
 def test_command_line_refuses_a_missing_folder(tmp_path, capsys):
     assert grade.main([str(tmp_path / "nowhere")]) == 2
     assert "No such folder" in capsys.readouterr().err
+    assert grade.main(["merge", str(tmp_path)]) == 2
 
 
-def test_cells_that_never_ran_keep_no_saved_outputs(hanging):
-    last = hanging["_last_cell"]
-    assert last.outputs == [] and last.execution_count is None
+def test_make_grade_passes_shard_lessons_and_limits_to_the_tool():
+    done = subprocess.run(["make", "-n", "grade", "SUBMISSIONS=class", "SHARD=2/4", "LESSONS=01 02", "JOBS=2",
+                           "TIMEOUT=30"], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    command = " ".join(done.stdout.replace("\\\n", " ").split())
+    assert "tools/grade.py \"class\" --cell-timeout 30 --timeout 600 --jobs 2 --lessons 01 02 --shard 2/4 " \
+           "--out grades/shard-2-of-4" in command
+    done = subprocess.run(["make", "-n", "grade", "SUBMISSIONS=class"], cwd=ROOT, capture_output=True, text=True,
+                          timeout=60)
+    assert "--out grades" in done.stdout and "--shard" not in done.stdout
+
+
+def test_only_the_lessons_set_are_graded_and_in_every_row(tmp_path):
+    write(tmp_path / "solutions" / "01_hand_trace.ipynb", SOLUTION_01)
+    write(tmp_path / "solutions" / "99_extra.ipynb", SOLUTION_99)
+    write(tmp_path / "sub" / "amy" / "01_hand_trace.ipynb", learner_copy(SOLUTION_01, "01_hand_trace.ipynb"))
+    write(tmp_path / "sub" / "amy" / "99_extra.ipynb",
+          learner_copy(SOLUTION_99, "99_extra.ipynb", {HT: OWN_TRACE}))
+    header, rows, _ = grade.grade(tmp_path / "sub", tmp_path / "out", solutions=tmp_path / "solutions",
+                                  lessons=["99"], progress=False)
+    assert [h for h in header if ":" in h and " " not in h] == ["99:hand_trace"]
+    assert rows[0]["99:hand_trace"] == "pass" and rows[0]["exercises"] == "1"
+    assert rows[0]["notes"] == "01_hand_trace.ipynb: not graded: lesson 01_hand_trace is not among the lessons set"
+    with pytest.raises(SystemExit, match="No lessons 42"):
+        grade.grade(tmp_path / "sub", tmp_path / "out", solutions=tmp_path / "solutions", lessons=["42"])
+
+
+def test_going_further_exercises_have_columns_but_do_not_count_in_the_totals():
+    entry = {"passed": 1, "total": 2, "mistake": "", "named": True, "flags": [], "notebook": "01_x.ipynb"}
+    model = {"format": grade.FORMAT, "lessons": {"01_x": ["check_a", "check_b"]}, "optional": ["01:b"],
+             "settings": {}, "notebooks": 1, "seconds": 1.0,
+             "learners": {"amy": {"exercises": {"01:a": {**entry, "verdict": "pass", "score": 1.0},
+                                                "01:b": {**entry, "verdict": "fail", "score": 0.5}},
+                                  "notes": [], "handed_in": ["01_x"]}}}
+    header, rows = grade_report.rows_of(model)
+    assert rows[0]["01:b"] == "fail" and rows[0]["01:b score"] == "0.50"
+    assert (rows[0]["passed"], rows[0]["exercises"], rows[0]["score"]) == ("1", "1", "1.00")
+    assert "<th scope=\"row\">b (going further)</th>" in grade_report.report_html(model)

@@ -13,6 +13,13 @@ RIGHT = ([4, -1], [4, 0], [5, -1])
 B1_LEFT_OUT = ([5, -1], [5, 0], [6, -1])
 
 
+def named(answer):
+    """The learner's own hand_trace returning `answer` (a check of another function is a demonstration)."""
+    def hand_trace():
+        return answer
+    return hand_trace
+
+
 @pytest.fixture(autouse=True)
 def no_grading(monkeypatch):
     for name in (_verdict.NBGRADER_ENV, _verdict.GRADING_ENV):
@@ -54,9 +61,29 @@ def test_a_verdict_displays_nothing_so_a_check_cell_has_no_out_line():
 def test_under_nbgrader_a_failed_check_raises_after_its_report(monkeypatch, capsys):
     monkeypatch.setenv(_verdict.NBGRADER_ENV, "autograde")
     with pytest.raises(CheckFailed, match="hand_trace: fail .*b1 left out"):
-        check_hand_trace(lambda: B1_LEFT_OUT)
+        check_hand_trace(named(B1_LEFT_OUT))
     assert "Likely mistake: b1 left out" in capsys.readouterr().out      # the feedback is printed first
-    assert check_hand_trace(lambda: RIGHT)                               # a pass never raises
+    assert check_hand_trace(named(RIGHT))                                # a pass never raises
+
+
+def test_under_nbgrader_a_demonstration_with_another_function_does_not_raise(monkeypatch, capsys):
+    monkeypatch.setenv(_verdict.NBGRADER_ENV, "autograde")
+    verdict = check_hand_trace(lambda: B1_LEFT_OUT)                      # like check_ffn_forward(ffn_one_stride)
+    assert not verdict and "Likely mistake: b1 left out" in capsys.readouterr().out
+
+
+def test_under_nbgrader_warnings_and_stderr_become_notes_on_stdout(monkeypatch, capsys):
+    import sys
+    import warnings
+    monkeypatch.setenv(_verdict.NBGRADER_ENV, "autograde")
+
+    def hand_trace():
+        warnings.warn("overflow encountered in exp", RuntimeWarning)
+        print("debugging", file=sys.stderr)
+        return RIGHT
+    assert check_hand_trace(hand_trace)
+    out, err = capsys.readouterr()
+    assert err == "" and "debugging" in out and "Note: your code raised a RuntimeWarning: overflow" in out
 
 
 @pytest.mark.parametrize("mode", ["validate", "autograde"])
@@ -110,8 +137,11 @@ def test_hidden_cases_run_under_make_grade(monkeypatch, capsys):
 
 def test_hidden_cases_run_under_nbgrader_autograde(monkeypatch, capsys):
     monkeypatch.setenv(_verdict.NBGRADER_ENV, "autograde")
+
+    def double(x):                  # the exercise's own function, right on the public case only
+        return only_two(x)
     with pytest.raises(CheckFailed, match=r"1 of 2 cases pass"):
-        check_double(only_two)
+        check_double(double)
 
 
 def test_hidden_cases_do_not_run_under_validate(monkeypatch, capsys):

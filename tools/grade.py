@@ -1,74 +1,183 @@
-"""Grade a folder of learners' notebooks: `make grade SUBMISSIONS=path/` (or `python tools/grade.py path/`).
+"""Grade a class's notebooks: `make grade SUBMISSIONS=path/` (or `python tools/grade.py path/`).
 
 Who is who: each subfolder of SUBMISSIONS is one learner (named after the folder) and holds that learner's
 notebooks, named as in notebooks/ (`alice/01_hand_trace.ipynb`, `alice/02_pure_python.ipynb`, ...). A
 notebook directly in SUBMISSIONS is a learner of its own, named after the file (`bob.ipynb`). Which lesson
-a notebook is comes from its file name (`01_hand_trace` in it) or, failing that, from the metadata that
-`make notebooks` writes into every learner copy.
+a notebook is comes from its file name (`01_hand_trace` in it), else from the metadata `make notebooks`
+writes into every learner copy, else from the checks it calls.
 
-What runs: every notebook is executed top to bottom in a fresh kernel of this environment, in a scratch
-folder, with a time limit for all its cells together (--timeout, default 120 s; starting the kernel has a
-minute of its own). A cell that raises does not stop
-the run (it is noted and later cells still run). Before the learner's first cell the grader wraps every
-`check_<exercise>` in helpers.checks so that each call records its True/False verdict: the verdicts are the
-checks' own, recorded however the learner's notebook calls them. The exercises expected of a lesson are the
-lines that start with `check_<exercise>(` in solutions/<lesson>.ipynb; an exercise's verdict is that of the
-first call from such a line (a later `ok = check_x(buggy)` demonstration does not count), or else the first
-call at all. A notebook whose name and metadata do not say its lesson is matched by the checks it calls.
+What runs: each notebook runs top to bottom in a fresh kernel of this environment, in a scratch folder, with
+FFN_GRADING=1 (so checks run their hidden cases too). Every cell has a time limit (--cell-timeout, 60 s): a
+cell that runs longer is interrupted and the next cell runs. A cell that kills the kernel, or will not stop
+when interrupted, is skipped: a fresh kernel re-runs the cells before it (their checks are not counted again)
+and carries on after it. The notebook as a whole has a budget too (--timeout, 600 s). So a hang or a crash in
+one exercise does not cost the others.
 
-What it writes (into --out, default grades/, git-ignored):
-    grades.csv      one row per learner; one column per exercise: pass, fail, or "not run" (the check never
-                    ran: the cell was deleted, or the notebook crashed or timed out first); empty where the
-                    learner handed in no notebook for that lesson; then passed/total and notes
-    summary.txt     pass counts per exercise and every learner whose notebook had a problem (also printed)
+What counts: before the learner's first cell the grader wraps every `check_<exercise>` of helpers.checks so
+that each call records the Verdict it returns (status, cases passed of cases, the named mistake). The
+learner's LAST call of a check counts, whichever cell makes it (a fix written in a new cell below a failing
+check counts); calls from the course's own cells other than that exercise's check cell do not (lesson 02
+shows a check failing on purpose, `passed = check_ffn_forward(ffn_one_stride)`: no attempt of the learner's).
+
+One verdict per exercise and learner, the same columns and denominators for everyone:
+    pass            every case passed (hidden ones included)
+    fail            with the score (cases passed / cases) and the mistake the check named
+    not attempted   the function still raises NotImplementedError (the stub)
+    not run         the notebook was handed in but the check never ran (deleted, or the notebook stopped)
+    not handed in   no notebook for that lesson
+Flags, not verdicts: an exercise whose function is the reference solution's code (the same syntax tree as in
+solutions/, comments and docstrings aside), or that uses something from `helpers` the solution does not (the
+course's reference, imported or called), is flagged; the instructor decides.
+Notes: per notebook, the first cell that raised (with the exception's message; the count of later errors,
+which it usually causes, is given, not each), every cell interrupted or skipped, an unreadable file.
+
+What it writes (into --out, default grades/, git-ignored; tools/grade_report.py makes the files):
+    grades.csv      one row per learner: per exercise its verdict, score, mistake and flags; then passed,
+                    exercises, score (out of exercises), lessons handed in, notes
+    verdicts.csv    the same, one row per learner and exercise (for a spreadsheet's pivot table)
+    report.html     the class report: per lesson a bar chart of pass rates, a table of verdicts, the most
+                    common named mistakes with counts; then flags and learners with problems
+    summary.txt     the report in plain text (also printed)
+    grades.json     everything above, for `merge`
     LEARNER/NAME    the executed copy of each notebook, to look at what went wrong
-A notebook that is not valid JSON, crashes its kernel or runs out of time gets its reason in the notes and
-does not stop the batch. Learners' code runs with your permissions: grade work from people you trust, or
-run this inside a container.
+
+A class too big for one machine: `--shard i/n` grades learner k (alphabetical, from 1) when
+(k - 1) mod n == i - 1, into its own --out; `python tools/grade.py merge DIR ... --out grades` combines the
+shards' grades.json into one set of files (array jobs on a cluster, or a CI matrix, share the work).
+
+Learners' code runs with your permissions: grade work from people you trust, or inside a container.
 """
 from __future__ import annotations
 
 import argparse
-import csv
+import ast
 import json
-import re
+import logging
+import multiprocessing
+import os
 import sys
 import tempfile
-import multiprocessing
+import textwrap
 import time
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
+from importlib import import_module
 from pathlib import Path
 
 import nbformat
 from nbclient import NotebookClient
 from nbclient.exceptions import CellTimeoutError, DeadKernelError
 
-from notebooks import CHECK_CALL, QUIET_KERNEL  # tools/notebooks.py: a check call; a quiet kernel
+from grade_report import (FAIL, FORMAT, NOT_ATTEMPTED, NOT_HANDED_IN, NOT_RUN, PASS, VERDICTS,  # noqa: F401
+                          column, merge, write_outputs)
+from notebooks import CHECK_CALL, META_KEY, QUIET_KERNEL, describe_cell
+
+from helpers import progress  # which exercises are optional (in a "Going further" section)
 
 ROOT = Path(__file__).resolve().parent.parent
-PASS, FAIL, NOT_RUN, ABSENT = "pass", "fail", "not run", ""
+RANK = {PASS: 0, FAIL: 1, NOT_ATTEMPTED: 2, NOT_RUN: 3, NOT_HANDED_IN: 4}   # two copies: the better counts
+CELL_TIMEOUT, NOTEBOOK_TIMEOUT = 60, 600
+# Seconds an interrupted kernel has to answer again before it is replaced (tests shorten it).
+PROBE_TIMEOUT = float(os.environ.get("FFN_GRADE_PROBE_TIMEOUT", "10"))
+SETUP_TIMEOUT = 120       # the grader's own first cell (it imports the checks) is not held to the cell limit
+MAX_RESTARTS = 3          # kernels a notebook may use up (each death or stuck cell costs one)
+TIMEOUT_ENAME = "TimeLimit"     # nbclient's reply for a cell past its limit (never stored)
+GRADER_ENAME = "GraderNote"     # the grader's own note in a cell it stopped or skipped
 
-# Runs before the learner's first cell: every check records its verdict, one JSON line per call.
+# Runs before the learner's first cell: every check records each call, one JSON line per call.
 RECORDER = '''\
 def _ffn_grading_setup(record_path):
-    import functools, json, re
+    import functools, inspect, json, sys, types
     from importlib import import_module
     import helpers.checks as checks
-    cell = {"source": ""}
-    get_ipython().events.register("pre_run_cell", lambda info: cell.update(source=info.raw_cell))
+
+    def key(obj):
+        if isinstance(obj, types.ModuleType):
+            return obj.__name__ if obj.__name__.split(".")[0] == "helpers" else None
+        module = getattr(obj, "__module__", None) or ""
+        if module.split(".")[0] == "helpers" and hasattr(obj, "__qualname__"):
+            return f"{module}.{obj.__qualname__}"
+        return None
+
+    def helpers_used(fn, seen):
+        """What from helpers `fn` (and the learner's own functions it names) uses or imports."""
+        used = set()
+        fn = getattr(fn, "func", fn)                       # functools.partial
+        if key(fn):
+            return {key(fn)}
+        code = getattr(fn, "__code__", None)
+        if code is None or fn in seen:
+            return used
+        seen.add(fn)
+        names, stack = set(), [code]
+        while stack:
+            c = stack.pop()
+            names.update(c.co_names)
+            stack += [k for k in c.co_consts if isinstance(k, types.CodeType)]
+        namespace = getattr(fn, "__globals__", {})
+        modules = []
+        for name in names:
+            if name.split(".")[0] == "helpers":            # an import inside the function
+                used.add(name)
+                if name in sys.modules:
+                    modules.append(sys.modules[name])
+            obj = namespace.get(name)
+            if key(obj):
+                used.add(key(obj))
+                if isinstance(obj, types.ModuleType):
+                    modules.append(obj)
+            elif isinstance(obj, types.FunctionType) and obj.__module__ == "__main__":
+                used |= helpers_used(obj, seen)
+        for module in modules:                             # flat.ffn_forward, or from helpers.x import y
+            for name in names:
+                if key(getattr(module, name, None)):
+                    used.add(key(getattr(module, name)))
+        for cell in getattr(fn, "__closure__", None) or ():
+            try:
+                if key(cell.cell_contents):
+                    used.add(key(cell.cell_contents))
+            except ValueError:
+                pass
+        return used
+
+    def describe(fn):
+        about = {"fn": getattr(fn, "__name__", "")}
+        try:
+            about["helpers"] = sorted(helpers_used(fn, set()))
+        except Exception:
+            about["helpers"] = []
+        try:
+            about["source"] = inspect.getsource(fn)[:20000]
+        except Exception:
+            about["source"] = ""
+        return about
+
     def recording(name, check):
         @functools.wraps(check)
         def recorded(*args, **kwargs):
-            verdict = False
+            entry = {"check": name, "status": "error"}
             try:
                 verdict = check(*args, **kwargs)
+            except KeyboardInterrupt:
+                entry["status"] = "interrupted"
+                raise
+            except BaseException as error:
+                entry["error"] = f"{type(error).__name__}: {error}"[:300]
+                raise
+            else:
+                status = getattr(verdict, "status", None) or ("pass" if verdict else "fail")
+                entry.update(status=status, passed=getattr(verdict, "passed", None),
+                             total=getattr(verdict, "total", None), mistake=getattr(verdict, "mistake", ""))
                 return verdict
-            finally:
-                own = re.search(rf"^\\s*{name}\\(", cell["source"], re.MULTILINE) is not None
+            finally:                                       # described after the call: its imports are done
+                try:
+                    entry.update(describe(args[0] if args else next(iter(kwargs.values()), None)))
+                except Exception:
+                    pass
                 with open(record_path, "a") as record:
-                    record.write(json.dumps({"check": name, "passed": bool(verdict), "own_cell": own}) + "\\n")
+                    record.write(json.dumps(entry) + "\\n")
         return recorded
+
     for module_name in checks.LESSON_MODULES:
         module = import_module(f"helpers.checks.{module_name}")
         for name in module.__all__:
@@ -81,34 +190,133 @@ del _ffn_grading_setup
 '''
 
 
+# ----------------------------------------------------------------------------------------------------------
+# The course: what each lesson's solution says
+# ----------------------------------------------------------------------------------------------------------
+@dataclass
+class Lesson:
+    name: str                                    # "02_pure_python"
+    checks: list[str]                            # check_matvec, ... in order
+    course_cells: dict[str, set[str]]            # stripped source of each code cell -> checks it owns
+    solutions: dict[str, str]                    # exercise -> its function's normalised syntax tree
+    allowed: dict[str, set[str]]                 # exercise -> what from helpers the solution's function uses
+    optional: list[str] = field(default_factory=list)   # checks in a "Going further" section
+
+
+def normalised(source: str, name: str) -> str | None:
+    """The syntax tree of function `name` in `source`, docstrings dropped (comments never reach it)."""
+    try:
+        tree = ast.parse(textwrap.dedent(source))
+    except (SyntaxError, ValueError):
+        return None
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == name:
+            for inner in ast.walk(node):
+                body = getattr(inner, "body", None)
+                if (isinstance(inner, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and body
+                        and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant)
+                        and isinstance(body[0].value.value, str)):
+                    inner.body = body[1:] or [ast.Pass()]
+            return ast.dump(node)
+    return None
+
+
+def _helpers_key(dotted: str) -> str:
+    """The name the recorder gives a helpers object (module.qualname), found by importing it."""
+    parts = dotted.split(".")
+    for cut in range(len(parts), 0, -1):
+        try:
+            obj = import_module(".".join(parts[:cut]))
+        except ImportError:
+            continue
+        for attribute in parts[cut:]:
+            obj = getattr(obj, attribute, None)
+        if obj is None:
+            return dotted
+        if hasattr(obj, "__qualname__") and getattr(obj, "__module__", None):
+            return f"{obj.__module__}.{obj.__qualname__}"
+        return getattr(obj, "__name__", dotted) if cut == len(parts) else dotted
+    return dotted
+
+
+def _helpers_names(cells: list) -> dict[str, str]:
+    """Names a notebook binds to helpers by its imports: local name -> dotted path."""
+    names = {}
+    for cell in cells:
+        try:
+            tree = ast.parse(cell.source)
+        except (SyntaxError, ValueError):
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and not node.level and (node.module or "").split(".")[0] == "helpers":
+                for alias in node.names:
+                    names[alias.asname or alias.name] = f"{node.module}.{alias.name}"
+            elif isinstance(node, ast.Import):
+                for alias in node.names:
+                    if alias.name.split(".")[0] == "helpers":
+                        names[alias.asname or alias.name.split(".")[0]] = alias.name if alias.asname else "helpers"
+    return names
+
+
+def _uses(function: ast.AST, names: dict[str, str]) -> set[str]:
+    """What from helpers a function's syntax tree names, through the notebook's imports or its own."""
+    used = set()
+    local = dict(names)
+    for node in ast.walk(function):
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            local.update(_helpers_names([nbformat.v4.new_code_cell(ast.unparse(node))]))
+    for node in ast.walk(function):
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in local:
+            used.add(f"{local[node.value.id]}.{node.attr}")
+        if isinstance(node, ast.Name) and node.id in local:
+            used.add(local[node.id])
+    keys = {_helpers_key(u) for u in used}
+    return keys | {k.rsplit(".", 1)[0] for k in keys if "." in k} | {u for u in used}
+
+
+def load_lesson(path: Path) -> Lesson:
+    nb = nbformat.read(path, as_version=4)
+    code = [c for c in nb.cells if c.cell_type == "code"]
+    checks, course_cells, solutions, allowed = [], {}, {}, {}
+    names = _helpers_names(code)
+    for cell in code:
+        owned = CHECK_CALL.findall(cell.source)
+        checks += [n for n in owned if n not in checks]
+        course_cells.setdefault(cell.source.strip(), set()).update(owned)
+    for check in checks:
+        exercise = check.removeprefix("check_")
+        for cell in code:
+            if "### BEGIN SOLUTION" not in cell.source:
+                continue
+            tree = normalised(cell.source, exercise)
+            if tree is not None:
+                solutions[exercise] = tree
+                function = next(n for n in ast.walk(ast.parse(cell.source))
+                                if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == exercise)
+                allowed[exercise] = _uses(function, names)
+                break
+    optional = [f"check_{item.id}" for item in progress.exercises(path) if item.optional]
+    return Lesson(path.stem, checks, course_cells, solutions, allowed, optional)
+
+
+def load_course(solutions: Path = ROOT / "solutions", lessons: list[str] | None = None) -> dict[str, Lesson]:
+    """lesson stem -> Lesson, for every lesson in `solutions` (or those whose number or name is listed)."""
+    course = {}
+    for path in sorted(solutions.glob("*.ipynb")):
+        if lessons and not any(path.stem == w or path.stem.split("_", 1)[0] == w for w in lessons):
+            continue
+        course[path.stem] = load_lesson(path)
+    return course
+
+
 def expected_exercises(solutions: Path = ROOT / "solutions") -> dict[str, list[str]]:
     """lesson stem -> the check names its solution calls, in order (check_hand_trace, ...)."""
-    lessons = {}
-    for path in sorted(solutions.glob("*.ipynb")):
-        names = []
-        for cell in nbformat.read(path, as_version=4).cells:
-            if cell.cell_type == "code":
-                names += [n for n in CHECK_CALL.findall(cell.source) if n not in names]
-        lessons[path.stem] = names
-    return lessons
+    return {name: lesson.checks for name, lesson in load_course(solutions).items()}
 
 
-def column(lesson: str, check: str) -> str:
-    """CSV column of an exercise: '01:hand_trace' for check_hand_trace in 01_hand_trace."""
-    return f"{lesson.split('_', 1)[0]}:{check.removeprefix('check_')}"
-
-
-@dataclass
-class Result:
-    """What grading one notebook found."""
-    learner: str
-    path: str                                   # as shown in the notes: relative to the learner's folder
-    lesson: str | None = None
-    verdicts: dict[str, bool] = field(default_factory=dict)
-    problems: list[str] = field(default_factory=list)
-    seconds: float = 0.0
-
-
+# ----------------------------------------------------------------------------------------------------------
+# Finding the learners and their lessons
+# ----------------------------------------------------------------------------------------------------------
 def find_submissions(folder: Path) -> dict[str, list[Path]]:
     """learner -> notebooks, by the rule in the module docstring (empty list: a folder with none)."""
     learners: dict[str, list[Path]] = {}
@@ -122,6 +330,24 @@ def find_submissions(folder: Path) -> dict[str, list[Path]]:
     return learners
 
 
+def shard_of(learners: dict[str, list[Path]], shard: tuple[int, int] | None) -> dict[str, list[Path]]:
+    """The learners of shard i of n: the k-th learner in alphabetical order (from 1) when (k-1) mod n == i-1."""
+    if shard is None:
+        return learners
+    i, n = shard
+    return {name: learners[name] for k, name in enumerate(sorted(learners)) if k % n == i - 1}
+
+
+def parse_shard(text: str) -> tuple[int, int]:
+    try:
+        i, n = (int(part) for part in text.split("/"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"a shard is i/n, e.g. 2/4 (got {text!r})") from None
+    if not 1 <= i <= n:
+        raise argparse.ArgumentTypeError(f"shard {text}: i must be between 1 and n")
+    return i, n
+
+
 def lesson_of(path: Path, nb: nbformat.NotebookNode | None, expected: dict[str, list[str]]) -> str | None:
     """The lesson a notebook is: by its file name, its metadata, or else the checks it calls."""
     for lesson in sorted(expected, key=len, reverse=True):
@@ -129,7 +355,7 @@ def lesson_of(path: Path, nb: nbformat.NotebookNode | None, expected: dict[str, 
             return lesson
     if nb is None:
         return None
-    source = Path(str(nb.metadata.get("ffn_course", {}).get("generated_from", ""))).stem
+    source = Path(str(nb.metadata.get(META_KEY, {}).get("generated_from", ""))).stem
     if source in expected:
         return source
     called = {n for c in nb.cells if c.cell_type == "code" for n in CHECK_CALL.findall(c.source)}
@@ -138,69 +364,295 @@ def lesson_of(path: Path, nb: nbformat.NotebookNode | None, expected: dict[str, 
     return best if best and overlap[best] else None
 
 
-def _first_line(cell) -> str:
-    """A cell's first line of code, to say which cell a note is about (Jupyter shows no cell numbers)."""
-    lines = [line.strip() for line in cell.get("source", "").splitlines() if line.strip()]
-    first = lines[0] if lines else "(empty)"
-    return first if len(first) <= 50 else first[:47] + "..."
+# ----------------------------------------------------------------------------------------------------------
+# Running one notebook
+# ----------------------------------------------------------------------------------------------------------
+class _Client(NotebookClient):
+    """nbclient's client, remembering whether the cell it just ran hit its time limit."""
+    timed_out = False
+
+    async def _async_handle_timeout(self, timeout, cell=None):
+        self.timed_out = True
+        return await super()._async_handle_timeout(timeout, cell)
 
 
-def grade_notebook(learner: str, path: Path, submissions: Path, out: Path, expected: dict[str, list[str]],
-                   timeout: float) -> Result:
-    """Execute one notebook with the recorder in front; never raises."""
+_QUIET = logging.getLogger("ffn.grade.kernel")
+_QUIET.addHandler(logging.NullHandler())
+_QUIET.propagate = False
+
+
+def kernel_env() -> dict[str, str]:
+    """The grading kernel's environment: hidden cases on, nbgrader's switch off, one BLAS thread each
+    (several notebooks run at once) unless set already."""
+    env = {**os.environ, "FFN_GRADING": "1"}
+    for name in ("NBGRADER_EXECUTION", "NBGRADER_VALIDATING", "PYTEST_CURRENT_TEST"):
+        env.pop(name, None)
+    for name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+        env.setdefault(name, "1")
+    return env
+
+
+@dataclass
+class Run:
+    """What executing a notebook showed, cell by cell."""
+    records: list[tuple[int, dict]] = field(default_factory=list)   # (cell index, a check call's record)
+    interrupted: list[int] = field(default_factory=list)            # cells stopped at their time limit
+    skipped: list[tuple[int, str]] = field(default_factory=list)    # cells skipped: (index, why)
+    not_reached: int = 0                                            # cells never run (out of time/kernels)
+    setup_error: str = ""
+    out_of_time: bool = False
+
+
+def _death_cause(client: NotebookClient, log: Path) -> str:
+    code = None
+    try:
+        code = client.km.provisioner.process.poll()
+    except Exception:
+        pass
+    lines = [line.strip() for line in log.read_text(errors="replace").splitlines() if line.strip()] \
+        if log.exists() else []
+    fatal = next((line for line in lines if line.startswith(("Fatal Python error", "MemoryError"))), "")
+    if code is not None and code < 0:
+        names = {9: "SIGKILL, often the system running out of memory", 11: "SIGSEGV, a segmentation fault",
+                 6: "SIGABRT"}
+        return f"killed by signal {-code}" + (f" ({names[-code]})" if -code in names else "")
+    if code is not None:
+        return f"exit code {code}" + (f": {fatal}" if fatal else "")
+    return fatal or "no reason given"
+
+
+class RecordFile:
+    """The recorder's output, read as it grows: each read returns the calls recorded since the last one."""
+
+    def __init__(self, path: Path):
+        self.path, self.offset = path, 0
+
+    def read(self) -> list[dict]:
+        if not self.path.exists():
+            return []
+        with open(self.path, "rb") as f:
+            f.seek(self.offset)
+            data = f.read()
+        end = data.rfind(b"\n") + 1                 # a line still being written waits for the next read
+        self.offset += end
+        records = []
+        for line in data[:end].splitlines():
+            try:
+                records.append(json.loads(line))
+            except ValueError:
+                pass
+        return records
+
+
+def run_notebook(nb: nbformat.NotebookNode, scratch: Path, cell_timeout: float, budget: float) -> Run:
+    """Execute nb (whose cell 0 is the recorder) cell by cell, by the rules in the module docstring: a cell
+    past its time limit is interrupted; one that kills the kernel or will not stop is skipped, and a new
+    kernel re-runs the cells before it (their records are dropped) and goes on after it."""
+    run = Run()
+    records = RecordFile(scratch / "verdicts.jsonl")
+    log = scratch / "kernel-stderr.log"
+    clock = {"deadline": None, "limit": cell_timeout}
+    code_cells = [i for i, c in enumerate(nb.cells) if c.cell_type == "code" and c.source.strip()]
+    skip: set[int] = set()
+    start, kernels = 0, 0
+    while True:
+        kernels += 1
+        go_on_from = _one_kernel(nb, code_cells, start, skip, clock, run, records, log, cell_timeout, budget,
+                                 scratch)
+        records.read()                           # whatever a dying kernel still wrote is not counted
+        if go_on_from is None:
+            return run
+        if kernels > MAX_RESTARTS:
+            run.not_reached = len([i for i in code_cells[go_on_from:] if i not in skip])
+            return run
+        start = go_on_from
+
+
+def _one_kernel(nb, code_cells, start, skip, clock, run, records, log, cell_timeout, budget, scratch):
+    """In a new kernel, re-run code_cells[:start] (not skipped) silently, then run the rest. Returns the
+    position a next kernel must go on from, or None when the notebook is done."""
+    def time_left(cell) -> int:                 # the notebook's clock starts once its first kernel is up
+        if clock["deadline"] is None:
+            clock["deadline"] = time.monotonic() + budget
+        return max(1, round(min(clock["limit"], clock["deadline"] - time.monotonic())))
+
+    client = _Client(nb, kernel_name="python3", allow_errors=True, record_timing=False, startup_timeout=60,
+                     store_widget_state=False, interrupt_on_timeout=True, timeout_func=time_left,
+                     shutdown_kernel="immediate", log=_QUIET,
+                     error_on_timeout={"ename": TIMEOUT_ENAME, "evalue": "", "traceback": []},
+                     resources={"metadata": {"path": str(scratch)}}, extra_arguments=QUIET_KERNEL)
+    replay = [i for i in code_cells[:start] if i not in skip]
+    saved = {i: (nb.cells[i].get("outputs", []), nb.cells[i].get("execution_count")) for i in replay}
+    with open(log, "a") as stderr:
+        try:
+            with client.setup_kernel(env=kernel_env(), stderr=stderr):
+                for index in replay:
+                    outcome, why = _execute(client, nb.cells[index], index, clock, cell_timeout, log)
+                    if outcome in ("died", "stuck"):
+                        skip.add(index)
+                        run.skipped.append((index, f"{why} when the cells above it were re-run"))
+                        return start
+                records.read()                   # calls made while re-running were counted the first time
+                for position in range(start, len(code_cells)):
+                    index = code_cells[position]
+                    if index in skip:
+                        continue
+                    if clock["deadline"] is not None and time.monotonic() >= clock["deadline"]:
+                        run.out_of_time = True
+                        run.not_reached = len([i for i in code_cells[position:] if i not in skip])
+                        return None
+                    cell = nb.cells[index]
+                    outcome, why = _execute(client, cell, index, clock, cell_timeout, log)
+                    new = records.read()
+                    run.records += [(index, r) for r in new]
+                    if outcome == "interrupted":
+                        run.interrupted.append(index)
+                    elif outcome in ("died", "stuck"):
+                        status = "crashed" if outcome == "died" else "interrupted"
+                        run.records += [(index, {"check": c, "status": status}) for c in CHECK_CALL.findall(cell.source)
+                                        if not any(r.get("check") == c for r in new)]
+                        skip.add(index)
+                        run.skipped.append((index, why))
+                        return position + 1
+                return None
+        except Exception as error:               # the kernel would not start, or nbclient itself failed
+            run.setup_error = f"{type(error).__name__}: {str(error)[:160]}"
+            return None
+        finally:
+            for i, (outputs, count) in saved.items():   # a re-run cell shows its first run's outputs
+                nb.cells[i].outputs, nb.cells[i].execution_count = outputs, count
+
+
+def _execute(client: "_Client", cell, index: int, clock: dict, cell_timeout: float, log: Path) -> tuple[str, str]:
+    """Run one cell: ("ok" | "interrupted" | "stuck" | "died", why)."""
+    clock["limit"] = max(cell_timeout, SETUP_TIMEOUT) if index == 0 else cell_timeout
+    client.timed_out = False
+    try:
+        client.execute_cell(cell, index, store_history=True)
+    except DeadKernelError:
+        why = f"the kernel died ({_death_cause(client, log)})"
+        cell.outputs = list(cell.get("outputs", [])) + [_grader_error(f"{why}; the grader skipped this cell")]
+        return "died", why
+    if not client.timed_out:
+        return "ok", ""
+    cell.outputs = list(cell.get("outputs", [])) + [
+        _grader_error(f"stopped after {clock['limit']:g} s, this cell's time limit")]
+    if _probe(client, clock):
+        return "interrupted", f"ran past {clock['limit']:g} s and was interrupted"
+    return "stuck", f"ran past {clock['limit']:g} s and did not stop when interrupted"
+
+
+def _probe(client: _Client, clock: dict) -> bool:
+    """After an interrupt: does the kernel answer again within PROBE_TIMEOUT seconds?"""
+    limit, client.interrupt_on_timeout, client.timed_out = clock["limit"], False, False
+    clock["limit"] = PROBE_TIMEOUT
+    try:
+        client.execute_cell(nbformat.v4.new_code_cell("pass"), 0, store_history=False)
+        return not client.timed_out
+    except (CellTimeoutError, DeadKernelError):
+        return False
+    finally:
+        clock["limit"], client.interrupt_on_timeout, client.timed_out = limit, True, False
+
+
+def _grader_error(message: str) -> nbformat.NotebookNode:
+    """The note the grader leaves in a cell it stopped or skipped (the executed copy shows it)."""
+    return nbformat.v4.new_output("error", ename=GRADER_ENAME, evalue=message, traceback=[f"[grader] {message}"])
+
+
+# ----------------------------------------------------------------------------------------------------------
+# Grading one notebook
+# ----------------------------------------------------------------------------------------------------------
+@dataclass
+class Result:
+    """What grading one notebook found."""
+    learner: str
+    path: str                                    # as shown in the notes: relative to the learner's folder
+    lesson: str | None = None
+    attempts: dict[str, dict] = field(default_factory=dict)   # check name -> the call that counts
+    problems: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+
+
+def counts(lesson: Lesson | None, source: str, check: str) -> bool:
+    """Whether a call of `check` from a cell with `source` is the learner's: any cell but the course's own
+    cells other than that exercise's check cell."""
+    if lesson is None:
+        return True
+    owned = lesson.course_cells.get(source.strip())
+    return owned is None or check in owned
+
+
+def _error_note(cells: list, index: int, exercises: set[str], output: dict) -> str:
+    message = str(output.get("evalue", "")).strip().splitlines()
+    text = f"{output.get('ename')}" + (f": {message[0][:160]}" if message and message[0] else "")
+    return f"{describe_cell(cells, index, exercises)} raised {text}"
+
+
+def grade_notebook(learner: str, path: Path, submissions: Path, out: Path, course: dict[str, Lesson],
+                   cell_timeout: float = CELL_TIMEOUT, timeout: float = NOTEBOOK_TIMEOUT,
+                   known: dict[str, list[str]] | None = None) -> Result:
+    """Execute one notebook with the recorder in front and read what its checks said; never raises.
+    `course` holds the lessons graded; `known`, every lesson of the course (to recognise the others)."""
     relative = path.relative_to(submissions)
     result = Result(learner, str(Path(*relative.parts[1:]) if len(relative.parts) > 1 else relative))
     started = time.monotonic()
+    expected = known or {name: lesson.checks for name, lesson in course.items()}
     try:
         nb = nbformat.read(path, as_version=4)
-    except Exception as error:                   # not JSON, or JSON that is no notebook
+    except Exception as error:                   # not JSON (a truncated file), or JSON that is no notebook
         result.lesson = lesson_of(path, None, expected)
-        message = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
-        result.problems.append(f"not a valid notebook ({message[:160]})")
+        message = " ".join(str(error).split()) or type(error).__name__
+        result.problems.append(f"not a valid notebook ({message[:120]})")
         return result
     result.lesson = lesson_of(path, nb, expected)
+    if result.lesson is None:
+        result.problems.append("could not tell which lesson this is (name it like notebooks/NN_name.ipynb)")
+        return result
+    if result.lesson not in course:
+        result.problems.append(f"not graded: lesson {result.lesson} is not among the lessons set")
+        result.lesson = None
+        return result
+    lesson = course[result.lesson]
     for cell in nb.cells:                        # the learner's saved outputs must not pass for this run's
         if cell.cell_type == "code":
             cell.outputs, cell.execution_count = [], None
-    if result.lesson is None:
-        result.problems.append("could not tell which lesson this is (name it like notebooks/NN_name.ipynb)")
     with tempfile.TemporaryDirectory(prefix="ffn-grade-") as scratch:
         record = Path(scratch) / "verdicts.jsonl"
         nb.cells.insert(0, nbformat.v4.new_code_cell(RECORDER.replace("RECORD_PATH", repr(str(record)))))
-        running = {"cell": 0, "deadline": None}  # the cell being run (0 is the recorder); when time is up
-
-        def time_left(cell) -> int:              # the clock starts with the first cell, once the kernel is up
-            if running["deadline"] is None:
-                running["deadline"] = time.monotonic() + timeout
-            return max(1, round(running["deadline"] - time.monotonic()))
-
-        client = NotebookClient(nb, kernel_name="python3", allow_errors=True, record_timing=False,
-                                startup_timeout=60, store_widget_state=False, timeout_func=time_left,
-                                on_cell_start=lambda cell, cell_index: running.update(cell=cell_index),
-                                resources={"metadata": {"path": scratch}}, extra_arguments=QUIET_KERNEL)
-        try:
-            client.execute()
-        except CellTimeoutError:
-            result.problems.append(f"timed out after {timeout:g} s (in cell {running['cell']}: "
-                                   f"{_first_line(nb.cells[running['cell']])})")
-            nb.cells[running["cell"]].outputs = [o for o in nb.cells[running["cell"]].get("outputs", [])
-                                                 if o.get("ename") != "KeyboardInterrupt"]  # from the stop
-        except DeadKernelError:
-            result.problems.append(f"the kernel died (in cell {running['cell']}: "
-                                   f"{_first_line(nb.cells[running['cell']])})")
-        except Exception as error:
-            result.problems.append(f"could not run: {type(error).__name__}: {str(error)[:160]}")
-        calls = [json.loads(line) for line in record.read_text().splitlines()] if record.exists() else []
-        for call in sorted(calls, key=lambda c: not c["own_cell"]):   # stable: own-cell calls first, in order
-            result.verdicts.setdefault(call["check"], call["passed"])
+        run = run_notebook(nb, Path(scratch), cell_timeout, timeout)
     setup = nb.cells.pop(0)
+    cells = nb.cells
+    exercises = set(nb.metadata.get(META_KEY, {}).get("exercise_cells", []))
+    if run.setup_error:
+        result.problems.append(f"could not run: {run.setup_error}")
     for output in setup.get("outputs", []):
         if output.get("output_type") == "error":
             result.problems.append(f"the grader's setup failed: {output.get('ename')}: {output.get('evalue')}")
-    for number, cell in enumerate(nb.cells, start=1):
-        for output in cell.get("outputs", []):
-            if output.get("output_type") == "error":
-                result.problems.append(f"cell {number} ({_first_line(cell)}) raised {output.get('ename')}")
+
+    for index, entry in run.records:             # in the order the calls were made: the last one counts
+        check = entry.get("check", "")
+        if check in lesson.checks and counts(lesson, cells[index - 1].source, check):
+            result.attempts[check] = _attempt(entry, lesson, cell_timeout)
+
+    for index in run.interrupted:
+        result.problems.append(f"{describe_cell(cells, index - 1, exercises)} ran past {cell_timeout:g} s and "
+                               "was interrupted; the cells after it still ran")
+    for index, why in run.skipped:
+        result.problems.append(f"{describe_cell(cells, index - 1, exercises)}: {why}; "
+                               "the grader skipped it and ran the rest")
+    if run.out_of_time:
+        result.problems.append(f"the notebook used up its {timeout:g} s: {run.not_reached} cell(s) did not run")
+    elif run.not_reached:
+        result.problems.append(f"{run.not_reached} cell(s) did not run (the kernel kept dying)")
+    errors = [(i, o) for i, c in enumerate(cells) for o in c.get("outputs", [])
+              if o.get("output_type") == "error" and o.get("ename") not in (GRADER_ENAME, "KeyboardInterrupt")]
+    if errors:
+        first, output = errors[0]
+        later = len({i for i, _ in errors[1:] if i != first})
+        result.problems.append(_error_note(cells, first, exercises, output)
+                               + (f" (and {later} later cell(s) raised errors, probably because of it)"
+                                  if later else ""))
     copy = out / learner / result.path
     copy.parent.mkdir(parents=True, exist_ok=True)
     nbformat.write(nb, copy)
@@ -208,87 +660,180 @@ def grade_notebook(learner: str, path: Path, submissions: Path, out: Path, expec
     return result
 
 
+def _attempt(entry: dict, lesson: Lesson, cell_timeout: float) -> dict:
+    """The exercise's verdict from the record of the call that counts."""
+    exercise = entry["check"].removeprefix("check_")
+    status = entry.get("status")
+    passed, total = entry.get("passed"), entry.get("total")
+    mistake = str(entry.get("mistake") or "")
+    named = status == FAIL                       # else the grader says what happened, not the check
+    if status == "interrupted":
+        status, mistake = FAIL, f"did not finish within {cell_timeout:g} s (an endless loop?)"
+    elif status == "crashed":
+        status, mistake = FAIL, "the kernel died while it was checked"
+    elif status == "error":
+        status, mistake = FAIL, f"the check stopped: {entry.get('error', 'an error')}"
+    elif status not in (PASS, FAIL, NOT_ATTEMPTED):
+        status = FAIL
+    if status == PASS:
+        score = 1.0
+    else:
+        score = passed / total if status == FAIL and isinstance(passed, int) and total else 0.0
+    flags = []
+    source, helpers = entry.get("source") or "", entry.get("helpers") or []
+    if status != NOT_ATTEMPTED:
+        learner_tree = normalised(source, entry.get("fn") or exercise) if source else None
+        if learner_tree is not None and learner_tree == lesson.solutions.get(exercise):
+            flags.append("same code as solutions/")
+        extra = sorted(set(helpers) - lesson.allowed.get(exercise, set()))
+        extra = [e for e in extra if not any(other.startswith(e + ".") for other in extra)]  # the most specific
+        if extra:
+            flags.append("uses " + ", ".join(extra) + " (the solution does not)")
+    return {"verdict": status, "passed": passed if isinstance(passed, int) else None,
+            "total": total if isinstance(total, int) else None, "score": round(score, 4),
+            "mistake": mistake if status == FAIL else "", "named": named and bool(mistake), "flags": flags}
+
+
 def _grade_task(args) -> Result:
     return grade_notebook(*args)
 
 
-def grade(submissions: Path, out: Path, timeout: float = 120, jobs: int = 1,
-          solutions: Path = ROOT / "solutions") -> tuple[list[str], list[dict[str, str]], str]:
-    """Grade every notebook in `submissions`; write grades.csv and summary.txt to `out`.
+# ----------------------------------------------------------------------------------------------------------
+# The class: rows, files, report
+# ----------------------------------------------------------------------------------------------------------
+class Progress:
+    """A progress bar on stderr: redrawn in place on a terminal, a line every 10 % elsewhere (CI logs)."""
 
-    Returns the CSV's columns, its rows and the summary text.
+    def __init__(self, total: int, stream=None, enabled: bool = True):
+        self.total, self.done, self.started = total, 0, time.monotonic()
+        self.stream = stream or sys.stderr
+        self.enabled = enabled and total > 0
+        self.tty = self.enabled and hasattr(self.stream, "isatty") and self.stream.isatty()
+        self.last_tenth = 0
+
+    def step(self) -> None:
+        self.done += 1
+        if not self.enabled:
+            return
+        elapsed = time.monotonic() - self.started
+        each = elapsed / self.done
+        left = each * (self.total - self.done)
+        width = 30
+        bar = "#" * round(width * self.done / self.total)
+        text = (f"grading [{bar:<{width}}] {self.done}/{self.total} notebooks, {each:.1f} s each, "
+                + (f"about {_duration(left)} left" if self.done < self.total else f"done in {_duration(elapsed)}"))
+        if self.tty:
+            self.stream.write("\r" + text + ("\n" if self.done == self.total else ""))
+        elif self.done * 10 // self.total > self.last_tenth:
+            self.last_tenth = self.done * 10 // self.total
+            self.stream.write(text + "\n")
+        self.stream.flush()
+
+
+def _duration(seconds: float) -> str:
+    return f"{seconds:.0f} s" if seconds < 90 else f"{seconds / 60:.0f} min"
+
+
+def build_model(course: dict[str, Lesson], learners: dict[str, list[Path]], results: list[Result],
+                settings: dict) -> dict:
+    """The class's grades as plain data (what grades.json holds and `merge` combines)."""
+    columns = [column(name, check) for name, lesson in course.items() for check in lesson.checks]
+    model = {"format": FORMAT, "lessons": {name: lesson.checks for name, lesson in course.items()},
+             "optional": [column(name, c) for name, lesson in course.items() for c in lesson.optional],
+             "settings": settings, "learners": {}, "notebooks": len(results),
+             "seconds": round(sum(r.seconds for r in results), 1)}
+    for learner, paths in learners.items():
+        mine = [r for r in results if r.learner == learner]
+        exercises = {c: {"verdict": NOT_HANDED_IN, "passed": None, "total": None, "score": 0.0, "mistake": "",
+                         "flags": [], "notebook": ""} for c in columns}
+        notes = [] if paths else ["no notebooks found"]
+        handed_in = set()
+        per_lesson: dict[str, int] = {}
+        for r in mine:
+            notes += [f"{r.path}: {p}" for p in r.problems]
+            if r.lesson is None or r.lesson not in course:
+                continue
+            handed_in.add(r.lesson)
+            per_lesson[r.lesson] = per_lesson.get(r.lesson, 0) + 1
+            for check in course[r.lesson].checks:
+                key = column(r.lesson, check)
+                attempt = r.attempts.get(check) or {"verdict": NOT_RUN, "passed": None, "total": None,
+                                                    "score": 0.0, "mistake": "", "flags": []}
+                current = exercises[key]
+                if (RANK[attempt["verdict"]], -attempt["score"]) < (RANK[current["verdict"]], -current["score"]):
+                    exercises[key] = {**attempt, "notebook": r.path}
+        notes += [f"{count} notebooks for lesson {lesson}: each exercise's better verdict counts"
+                  for lesson, count in sorted(per_lesson.items()) if count > 1]
+        model["learners"][learner] = {"exercises": exercises, "notes": notes, "handed_in": sorted(handed_in)}
+    return model
+
+
+def grade(submissions: Path, out: Path, cell_timeout: float = CELL_TIMEOUT, timeout: float = NOTEBOOK_TIMEOUT,
+          jobs: int = 1, solutions: Path = ROOT / "solutions", shard: tuple[int, int] | None = None,
+          lessons: list[str] | None = None, progress: bool = True):
+    """Grade the notebooks in `submissions` (or one shard of its learners); write the files to `out`.
+
+    Returns grades.csv's header, its rows and the summary text.
     """
-    expected = expected_exercises(solutions)
-    learners = find_submissions(submissions)
+    known = load_course(solutions)
+    course = load_course(solutions, lessons)
+    if not course:
+        raise SystemExit(f"No lessons {' '.join(lessons or [])} in {solutions}")
+    learners = shard_of(find_submissions(submissions), shard)
     out.mkdir(parents=True, exist_ok=True)
-    tasks = [(learner, path, submissions, out, expected, timeout)
+    tasks = [(learner, path, submissions, out, course, cell_timeout, timeout,
+              {name: lesson.checks for name, lesson in known.items()})
              for learner, paths in learners.items() for path in paths]
+    bar = Progress(len(tasks), enabled=progress)
+    results = []
     if jobs > 1 and len(tasks) > 1:
         # spawn, not fork: forking a process that already runs threads (Jupyter's clients) can deadlock
         with ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("spawn")) as pool:
-            results = list(pool.map(_grade_task, tasks))
+            for future in as_completed([pool.submit(_grade_task, task) for task in tasks]):
+                results.append(future.result())
+                bar.step()
     else:
-        results = [_grade_task(task) for task in tasks]
-
-    lessons = sorted({r.lesson for r in results if r.lesson})
-    columns = [column(lesson, check) for lesson in lessons for check in expected[lesson]]
-    header = ["learner", *columns, "passed", "total", "notes"]
-    rows = []
-    for learner, paths in learners.items():
-        mine = [r for r in results if r.learner == learner]
-        row = {name: ABSENT for name in columns}
-        notes = [] if paths else ["no notebooks found"]
-        for r in mine:
-            notes += [f"{r.path}: {p}" for p in r.problems]
-            if r.lesson is None:
-                continue
-            for check in expected[r.lesson]:
-                key = column(r.lesson, check)
-                verdict = PASS if r.verdicts.get(check) else FAIL if check in r.verdicts else NOT_RUN
-                if row[key] != PASS:                        # two copies of one lesson: the better counts
-                    row[key] = verdict
-        submitted = [key for key in columns if row[key] != ABSENT]
-        row.update(learner=learner, passed=str(sum(row[k] == PASS for k in submitted)),
-                   total=str(len(submitted)), notes="; ".join(notes))
-        rows.append(row)
-
-    with open(out / "grades.csv", "w", newline="") as f:
-        writer = csv.DictWriter(f, fieldnames=header)
-        writer.writeheader()
-        writer.writerows(rows)
-    summary = _summary(rows, columns, results, submissions, out, timeout)
-    (out / "summary.txt").write_text(summary)
-    return header, rows, summary
-
-
-def _summary(rows, columns, results, submissions, out, timeout) -> str:
-    lines = [f"Graded {len(rows)} learner(s), {len(results)} notebook(s) from {submissions} "
-             f"(time limit {timeout:g} s per notebook). CSV: {out / 'grades.csv'}", ""]
-    if columns:
-        width = max(len(c) for c in columns)
-        lines.append(f"{'exercise':<{width}}  passed")
-        for name in columns:
-            handed_in = [r for r in rows if r[name] != ABSENT]
-            passed = sum(r[name] == PASS for r in handed_in)
-            lines.append(f"{name:<{width}}  {passed} of {len(handed_in)}")
-        lines.append("")
-    problems = [(r["learner"], r["notes"]) for r in rows if r["notes"]]
-    lines.append(f"Learners with a problem to look at: {len(problems)}")
-    lines += [f"  {learner}: {notes}" for learner, notes in problems]
-    return "\n".join(lines) + "\n"
+        for task in tasks:
+            results.append(_grade_task(task))
+            bar.step()
+    settings = {"submissions": str(submissions), "cell_timeout": cell_timeout, "timeout": timeout,
+                "shard": list(shard) if shard else None, "jobs": jobs}
+    return write_outputs(build_model(course, learners, results, settings), out)
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["merge"]:
+        parser = argparse.ArgumentParser(prog="grade.py merge", description="Combine shards' grades into one set.")
+        parser.add_argument("folders", type=Path, nargs="+", help="the shards' --out folders")
+        parser.add_argument("--out", type=Path, default=ROOT / "grades", help="where to write (default: grades/)")
+        args = parser.parse_args(argv[1:])
+        missing = [f for f in args.folders if not (f / "grades.json").exists()]
+        if missing:
+            print(f"No grades.json in {', '.join(map(str, missing))}", file=sys.stderr)
+            return 2
+        _, _, summary = merge(args.folders, args.out)
+        print(summary, end="")
+        return 0
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("submissions", type=Path, help="folder of learners' notebooks")
     parser.add_argument("--out", type=Path, default=ROOT / "grades", help="where to write (default: grades/)")
-    parser.add_argument("--timeout", type=float, default=120, help="seconds per notebook (default: 120)")
+    parser.add_argument("--cell-timeout", type=float, default=CELL_TIMEOUT,
+                        help=f"seconds per cell before it is interrupted (default: {CELL_TIMEOUT})")
+    parser.add_argument("--timeout", type=float, default=NOTEBOOK_TIMEOUT,
+                        help=f"seconds per notebook in all (default: {NOTEBOOK_TIMEOUT})")
     parser.add_argument("--jobs", type=int, default=1, help="notebooks graded at once (default: 1)")
+    parser.add_argument("--shard", type=parse_shard, help="grade only shard i of n of the learners, e.g. 2/4")
+    parser.add_argument("--lessons", nargs="*", help="the lessons set, by number or name (default: all)")
+    parser.add_argument("--quiet", action="store_true", help="no progress bar")
+    parser.add_argument("--solutions", type=Path, default=ROOT / "solutions", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if not args.submissions.is_dir():
         print(f"No such folder: {args.submissions}", file=sys.stderr)
         return 2
-    _, _, summary = grade(args.submissions, args.out, args.timeout, args.jobs)
+    _, _, summary = grade(args.submissions, args.out, args.cell_timeout, args.timeout, args.jobs,
+                          solutions=args.solutions, shard=args.shard, lessons=args.lessons,
+                          progress=not args.quiet)
     print(summary, end="")
     return 0
 

@@ -4,6 +4,7 @@
                                                              write notebooks/NAME from solutions/NAME, executed
     python tools/notebooks.py execute [NAME ...]             re-execute solutions/NAME in place (stored outputs)
     python tools/notebooks.py check                          exit 1 when notebooks/ is stale
+    python tools/notebooks.py metadata [NAME ...]            (re)write the nbgrader metadata only, no execution
 
 In a solution notebook, exercise code sits between `### BEGIN SOLUTION` and `### END SOLUTION` inside a
 function body. The learner's copy replaces each such block with a stub that raises NotImplementedError, so
@@ -17,6 +18,10 @@ re-running `generate` does not rewrite (and re-time) unchanged lessons; name a n
 re-execute it anyway (after a change to helpers/ that alters its printed output).
 
 The conventions card, solutions/conventions.md, is copied to notebooks/ beside the lessons that link to it.
+
+nbgrader metadata is derived from each notebook's structure, never written by hand (see nbgrader_metadata):
+`execute` and `generate` apply it to solutions/ and to the learner copies, `metadata` applies it without
+executing anything, and tests/test_nbgrader.py fails when a stored notebook's metadata differs from it.
 """
 from __future__ import annotations
 
@@ -88,6 +93,108 @@ def sha(text: str) -> str:
 
 def is_exercise(cell) -> bool:
     return cell.cell_type == "code" and BEGIN in cell.source
+
+
+# ----------------------------------------------------------------------------------------------------------
+# nbgrader metadata, derived from a notebook's structure
+# ----------------------------------------------------------------------------------------------------------
+NBGRADER_KEY = "nbgrader"
+NBGRADER_SCHEMA = 3                      # nbgrader 0.9's cell metadata schema
+DEFINES = re.compile(r"^def\s+(\w+)\s*\(", re.MULTILINE)
+DIFFICULTY = re.compile(r"Difficulty[:*\s]*((?:[●○]\s*)+)")
+GOING_FURTHER = re.compile(r"^(#{1,6})\s+(.*)$", re.MULTILINE)   # a heading; "Going further" ones are optional
+
+
+def lesson_number(name: str) -> str:
+    """'02' for '02_pure_python.ipynb' (the part before the first underscore)."""
+    return Path(name).stem.split("_", 1)[0]
+
+
+def exercise_points(cells: list, index: int) -> int:
+    """Points of the exercise whose code is cells[index]: the filled dots of its **Difficulty** (1 to 3,
+    in the markdown just above it); 1 where no difficulty is given."""
+    for previous in reversed(cells[:index]):
+        if previous.get("cell_type") == "markdown":
+            match = DIFFICULTY.search(previous.get("source", ""))
+            if match:
+                return max(1, match.group(1).count("●"))
+            if EXERCISE_HEADING.search(previous.get("source", "")):
+                break                      # the exercise's own header gives no difficulty
+        elif BEGIN in previous.get("source", ""):
+            break                          # the previous exercise: this one has no header
+    return 1
+
+
+def nbgrader_metadata(nb: nbformat.NotebookNode, name: str) -> dict[str, dict]:
+    """cell id -> the nbgrader metadata of that cell of solutions/`name`, derived from its structure:
+
+    - a code cell with `### BEGIN SOLUTION` is a solution cell ("autograded answer"), grade_id NN-<function
+      it defines> (02-ffn_forward);
+    - a code cell with a check call line (CHECK_CALL) is an autograded test cell, grade_id NN-check_<exercise>
+      (02-check_ffn_forward), worth the difficulty dots of the exercise it checks (exercise_points: the one
+      that defines <exercise>, else the exercise just above), or 0 points in a "Going further" section
+      (optional: its result shows in the feedback, the score is the core path's);
+    - every other cell is read-only ("locked"), grade_id NN-<cell id>.
+    Ids are unique across the course: NN is the lesson number; a clash gets the cell id appended.
+    """
+    lesson, metadata, used = lesson_number(name), {}, set()
+    points = {}                              # function an exercise defines -> its points
+    last_points = 1
+    for index, cell in enumerate(nb.cells):
+        if is_exercise(cell):
+            for defined in DEFINES.findall(cell.source):
+                points.setdefault(defined, exercise_points(nb.cells, index))
+    further = None                           # the heading level of the Going further section we are in
+    for index, cell in enumerate(nb.cells):
+        meta = {"grade": False, "locked": True, "solution": False, "task": False,
+                "schema_version": NBGRADER_SCHEMA}
+        source = cell.get("source", "")
+        heading = GOING_FURTHER.match(source.lstrip()) if cell.cell_type == "markdown" else None
+        if heading:                              # a heading opens or closes a Going further section
+            level = len(heading.group(1))
+            if heading.group(2).strip().lower().startswith("going further"):
+                further = level if further is None else min(level, further)
+            elif further is not None and level <= further:
+                further = None
+        checks = CHECK_CALL.findall(source) if cell.cell_type == "code" else []
+        if is_exercise(cell):
+            defined = DEFINES.findall(source)
+            grade_id = f"{lesson}-{defined[0] if defined else cell.id}"
+            meta.update(locked=False, solution=True)
+            last_points = exercise_points(nb.cells, index)
+        elif checks:
+            grade_id = f"{lesson}-{checks[0]}"
+            meta.update(grade=True, points=0 if further is not None else
+                        points.get(checks[0].removeprefix("check_"), last_points))
+        else:
+            grade_id = f"{lesson}-{cell.id}"
+        if grade_id in used:
+            grade_id = f"{grade_id}-{cell.id}"
+        used.add(grade_id)
+        meta["grade_id"] = grade_id
+        metadata[cell.id] = meta
+    return metadata
+
+
+def apply_nbgrader(nb: nbformat.NotebookNode, name: str, solution: nbformat.NotebookNode | None = None) -> bool:
+    """Give every cell of `nb` its derived nbgrader metadata (from `solution`'s structure when `nb` is a learner
+    copy of it; cells the solution lacks lose theirs). Returns whether anything changed."""
+    derived = nbgrader_metadata(solution if solution is not None else nb, name)
+    changed = False
+    for cell in nb.cells:
+        wanted = derived.get(cell.get("id"))
+        if cell.metadata.get(NBGRADER_KEY) != wanted:
+            changed = True
+            if wanted is None:
+                cell.metadata.pop(NBGRADER_KEY, None)
+            else:
+                cell.metadata[NBGRADER_KEY] = dict(wanted)
+    return changed
+
+
+def nbgrader_of(nb: nbformat.NotebookNode) -> list:
+    """The nbgrader metadata of every cell, in order (to compare two notebooks)."""
+    return [(c.get("id"), c.metadata.get(NBGRADER_KEY)) for c in nb.cells]
 
 
 def learner_version(solution: nbformat.NotebookNode, name: str) -> nbformat.NotebookNode:
@@ -226,6 +333,15 @@ def copy_files() -> list[str]:
     return copied
 
 
+def read_solution(name: str) -> nbformat.NotebookNode:
+    """solutions/`name`, its nbgrader metadata brought up to date (and written back if it was not)."""
+    solution = nbformat.read(SOLUTIONS / name, as_version=4)
+    if apply_nbgrader(solution, name):
+        nbformat.write(solution, SOLUTIONS / name)
+        print(f"metadata solutions/{name} (nbgrader)")
+    return solution
+
+
 def generate(names: list[str], force: bool, rerun: bool = False) -> int:
     """Write the learner copies. Without names, only the lessons whose learner copy is missing or differs
     from its solution are written (all of them with rerun); named ones are always written."""
@@ -233,12 +349,17 @@ def generate(names: list[str], force: bool, rerun: bool = False) -> int:
     for name in copy_files():
         print(f"copied   notebooks/{name}")
     for name in solution_names(names):
-        learner = learner_version(nbformat.read(SOLUTIONS / name, as_version=4), name)
+        learner = learner_version(read_solution(name), name)
         target = NOTEBOOKS / name
         if target.exists():
             existing = nbformat.read(target, as_version=4)
             if not names and not rerun and same_sources(learner, existing) and has_outputs(existing):
-                print(f"current  notebooks/{name}")
+                if nbgrader_of(existing) != nbgrader_of(learner):
+                    apply_nbgrader(existing, name, learner)
+                    nbformat.write(existing, target)
+                    print(f"metadata notebooks/{name} (nbgrader)")
+                else:
+                    print(f"current  notebooks/{name}")
                 continue
             changes = learner_changes(existing)
             if changes and not force:
@@ -264,9 +385,23 @@ def generate(names: list[str], force: bool, rerun: bool = False) -> int:
 def execute_solutions(names: list[str]) -> int:
     for name in solution_names(names):
         nb = nbformat.read(SOLUTIONS / name, as_version=4)
+        apply_nbgrader(nb, name)
         execute(nb, SOLUTIONS)
         nbformat.write(nb, SOLUTIONS / name)
         print(f"executed solutions/{name}")
+    return 0
+
+
+def apply_metadata(names: list[str]) -> int:
+    """Bring the nbgrader metadata of solutions/ and of the learner copies up to date, executing nothing."""
+    for name in solution_names(names):
+        solution = read_solution(name)
+        target = NOTEBOOKS / name
+        if target.exists():
+            learner = nbformat.read(target, as_version=4)
+            if apply_nbgrader(learner, name, solution):
+                nbformat.write(learner, target)
+                print(f"metadata notebooks/{name} (nbgrader)")
     return 0
 
 
@@ -282,9 +417,13 @@ def stale() -> list[str]:
         if source.exists() and (not target.exists() or target.read_bytes() != source.read_bytes()):
             problems.append(f"notebooks/{name} differs from solutions/{name}")
     for name in sorted(set(solutions) & set(learners)):
-        expected = learner_version(nbformat.read(SOLUTIONS / name, as_version=4), name)
-        if not same_sources(expected, nbformat.read(NOTEBOOKS / name, as_version=4)):
+        solution = nbformat.read(SOLUTIONS / name, as_version=4)
+        expected = learner_version(solution, name)
+        existing = nbformat.read(NOTEBOOKS / name, as_version=4)
+        if not same_sources(expected, existing):
             problems.append(f"notebooks/{name} differs from what solutions/{name} generates")
+        elif nbgrader_of(existing) != nbgrader_of(expected) or apply_nbgrader(solution, name):
+            problems.append(f"notebooks/{name} or solutions/{name} has out-of-date nbgrader metadata")
     return problems
 
 
@@ -298,11 +437,15 @@ def main(argv: list[str] | None = None) -> int:
     exe = sub.add_parser("execute", help="re-execute solutions/ in place")
     exe.add_argument("names", nargs="*")
     sub.add_parser("check", help="exit 1 when notebooks/ is stale")
+    meta = sub.add_parser("metadata", help="(re)write the nbgrader metadata of solutions/ and notebooks/ only")
+    meta.add_argument("names", nargs="*")
     args = parser.parse_args(argv)
     if args.command == "generate":
         return generate(args.names, args.force, args.rerun)
     if args.command == "execute":
         return execute_solutions(args.names)
+    if args.command == "metadata":
+        return apply_metadata(args.names)
     problems = stale()
     for problem in problems:
         print(problem)

@@ -14,22 +14,26 @@ Where the check runs decides what else happens (one rule, the same for every che
 - in a learner's workspace (work/, marked by a `.ffn-workspace` file): the verdict is added to their
   progress (helpers.progress) when the function checked is the exercise's own (`check_detector(detector)`;
   a check of some other function is an experiment); never under tests, nbval or grading.
-- under `nbgrader autograde` or `nbgrader validate` (nbgrader sets NBGRADER_EXECUTION): a failed check
-  raises CheckFailed after printing its report, so nbgrader fails the test cell. Everywhere else a check
-  never raises: a learner sees the report, never a traceback.
+- under `nbgrader autograde` or `nbgrader validate` (nbgrader sets NBGRADER_EXECUTION): a failed check of
+  the exercise's own function raises CheckFailed after printing its report, so nbgrader fails the test cell
+  (a lesson's demonstration, `check_ffn_forward(ffn_one_stride)`, raises nothing); warnings and stderr output
+  of the learner's code become notes on stdout, since nbgrader gives no points to a cell that wrote to
+  stderr. Everywhere else a check never raises: a learner sees the report, never a traceback.
 - hidden cases (cases a check runs only when grading) run under `nbgrader autograde` and under
   `make grade` (which sets FFN_GRADING=1). Otherwise a passing learner reads "all N public cases pass",
   never a promise of full marks.
 """
 from __future__ import annotations
 
+import contextlib
 import contextvars
 import functools
 import io
 import os
 import re
 import sys
-from contextlib import redirect_stdout
+import warnings
+from contextlib import redirect_stderr, redirect_stdout
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -156,17 +160,21 @@ def grader(check: Callable[..., bool]) -> Callable[..., Verdict]:
         tally = Tally()
         token = _CURRENT.set(tally)
         tee = _Tee(sys.stdout)
+        graded = bool(nbgrader_mode())
         try:
-            with redirect_stdout(tee):
+            with redirect_stdout(tee), _stderr_as_notes(graded):
                 ok = check(*args, **kwargs)
         finally:
             _CURRENT.reset(token)
         verdict = _verdict(exercise, lesson, bool(ok), tally, tee.copy.getvalue())
+        own = _is_the_exercise(args, kwargs, exercise)
         if verdict.status == FAILED:      # a stub's "not attempted" is no attempt
             _FAILED_ATTEMPTS[exercise] = _FAILED_ATTEMPTS.get(exercise, 0) + 1
-        if _is_the_exercise(args, kwargs, exercise):
+        if own:
             _record(verdict)
-        if nbgrader_mode() and not verdict:
+        # Under nbgrader only the exercise's own check fails its cell: a lesson's demonstration
+        # (`check_ffn_forward(ffn_one_stride)`) shows its report and raises nothing.
+        if graded and own and not verdict:
             raise CheckFailed(verdict.summary()) from None
         return verdict
 
@@ -193,6 +201,20 @@ def _first_printed_problem(printed: str, exercise: str) -> str:
         if line:
             return first_sentence(line.removeprefix(f"{exercise}:").strip())
     return ""
+
+
+@contextlib.contextmanager
+def _stderr_as_notes(active: bool):
+    """Under nbgrader, what the learner's code writes to stderr (a RuntimeWarning, a print to stderr) goes to
+    stdout as a note instead: nbgrader gives no points to a test cell with any stderr output, even a passing one."""
+    if not active:
+        yield
+        return
+    with warnings.catch_warnings(record=True) as caught, redirect_stderr(sys.stdout):
+        warnings.simplefilter("always")
+        yield
+    for warning in caught[:3]:
+        print(f"  Note: your code raised a {warning.category.__name__}: {warning.message}")
 
 
 def _is_the_exercise(args: tuple, kwargs: dict, exercise: str) -> bool:

@@ -1,0 +1,309 @@
+"""The class's grades as data, and the files made from them: grades.csv, verdicts.csv, summary.txt, report.html
+and grades.json; `merge` combines shards' grades.json. tools/grade.py runs the notebooks and builds the data
+(build_model); nothing here runs anything.
+
+The data (grades.json) is plain JSON: {"format", "lessons": {lesson: [check names]}, "settings",
+"notebooks", "seconds", "learners": {learner: {"exercises": {column: entry}, "notes": [...],
+"handed_in": [...]}}}, an entry being {"verdict", "passed", "total", "score", "mistake", "named", "flags",
+"notebook"}.
+"""
+from __future__ import annotations
+
+import csv
+import html
+import json
+from pathlib import Path
+
+PASS, FAIL, NOT_ATTEMPTED, NOT_RUN, NOT_HANDED_IN = "pass", "fail", "not attempted", "not run", "not handed in"
+VERDICTS = (PASS, FAIL, NOT_ATTEMPTED, NOT_RUN, NOT_HANDED_IN)
+FORMAT = 1                # of grades.json
+
+
+def column(lesson: str, check: str) -> str:
+    """CSV column of an exercise: '01:hand_trace' for check_hand_trace in 01_hand_trace."""
+    return f"{lesson.split('_', 1)[0]}:{check.removeprefix('check_')}"
+
+
+def _columns(model: dict) -> list[str]:
+    return [column(lesson, check) for lesson, checks in model["lessons"].items() for check in checks]
+
+
+def rows_of(model: dict) -> tuple[list[str], list[dict[str, str]]]:
+    """grades.csv: its header and rows."""
+    columns = _columns(model)
+    header = ["learner"]
+    for c in columns:
+        header += [c, f"{c} score", f"{c} mistake", f"{c} flags"]
+    header += ["passed", "exercises", "score", "lessons handed in", "notes"]   # totals: the core exercises
+    rows = []
+    for learner, data in sorted(model["learners"].items()):
+        row = {"learner": learner}
+        for c in columns:
+            e = data["exercises"][c]
+            row.update({c: e["verdict"], f"{c} score": f"{e['score']:.2f}", f"{c} mistake": e["mistake"],
+                        f"{c} flags": "; ".join(e["flags"])})
+        core = [c for c in columns if c not in model.get("optional", [])]   # Going further ones do not count
+        verdicts = [data["exercises"][c] for c in core]
+        row.update({"passed": str(sum(e["verdict"] == PASS for e in verdicts)), "exercises": str(len(core)),
+                    "score": f"{sum(e['score'] for e in verdicts):.2f}",
+                    "lessons handed in": f"{len(data['handed_in'])} of {len(model['lessons'])}",
+                    "notes": "; ".join(data["notes"])})
+        rows.append(row)
+    return header, rows
+
+
+def long_rows(model: dict) -> tuple[list[str], list[dict[str, str]]]:
+    """verdicts.csv: one row per learner and exercise."""
+    header = ["learner", "lesson", "exercise", "verdict", "cases passed", "cases", "score", "mistake", "flags",
+              "notebook"]
+    rows = []
+    for learner, data in sorted(model["learners"].items()):
+        for lesson, checks in model["lessons"].items():
+            for check in checks:
+                e = data["exercises"][column(lesson, check)]
+                rows.append({"learner": learner, "lesson": lesson, "exercise": check.removeprefix("check_"),
+                             "verdict": e["verdict"], "cases passed": "" if e["passed"] is None else str(e["passed"]),
+                             "cases": "" if e["total"] is None else str(e["total"]), "score": f"{e['score']:.2f}",
+                             "mistake": e["mistake"], "flags": "; ".join(e["flags"]), "notebook": e["notebook"]})
+    return header, rows
+
+
+def _label(model: dict, key: str, exercise: str) -> str:
+    return exercise + (" (going further)" if key in model.get("optional", []) else "")
+
+
+def class_stats(model: dict) -> dict:
+    """Per exercise: counts of each verdict, and the named mistakes with their counts (most common first)."""
+    stats = {}
+    for lesson, checks in model["lessons"].items():
+        for check in checks:
+            key = column(lesson, check)
+            entries = [data["exercises"][key] for data in model["learners"].values()]
+            counts = {v: sum(e["verdict"] == v for e in entries) for v in VERDICTS}
+            mistakes: dict[str, int] = {}
+            for e in entries:
+                if e["verdict"] == FAIL and e["mistake"] and e.get("named", True):
+                    mistakes[e["mistake"]] = mistakes.get(e["mistake"], 0) + 1
+            flagged = sorted((learner, flag) for learner, data in model["learners"].items()
+                             for flag in data["exercises"][key]["flags"])
+            stats[key] = {"lesson": lesson, "exercise": _label(model, key, check.removeprefix("check_")),
+                          "counts": counts,
+                          "handed_in": len(entries) - counts[NOT_HANDED_IN],
+                          "mistakes": sorted(mistakes.items(), key=lambda m: (-m[1], m[0])), "flags": flagged}
+    return stats
+
+
+def summary_text(model: dict, out: Path) -> str:
+    stats = class_stats(model)
+    settings = model["settings"]
+    shards = settings.get("shards")
+    lines = [f"Graded {len(model['learners'])} learner(s), {model['notebooks']} notebook(s) from "
+             f"{settings.get('submissions', '?')} (time limit {settings.get('cell_timeout', '?'):g} s per cell, "
+             f"{settings.get('timeout', '?'):g} s per notebook)"
+             + (f", merged from shards {shards}" if shards else "") + ".",
+             f"Files: {out / 'grades.csv'}, {out / 'report.html'}", ""]
+    if settings.get("missing_shards"):
+        lines += [f"MISSING shards: {settings['missing_shards']}: their learners are not in these files.", ""]
+    if stats:
+        width = max(len(k) for k in stats)
+        lines.append(f"{'exercise':<{width}}  passed   fail  not attempted  not run  not handed in")
+        for key, s in stats.items():
+            c = s["counts"]
+            lines.append(f"{key:<{width}}  {c[PASS]:>3} of {s['handed_in']:<3} {c[FAIL]:>4}  {c[NOT_ATTEMPTED]:>13}"
+                         f"  {c[NOT_RUN]:>7}  {c[NOT_HANDED_IN]:>13}")
+        lines.append("")
+        common = [(key, s, m, n) for key, s in stats.items() for m, n in s["mistakes"]]
+        if common:
+            lines.append("Most common named mistakes:")
+            for key, s, mistake, n in sorted(common, key=lambda t: -t[3])[:15]:
+                lines.append(f"  {s['exercise']}: {n} of {s['handed_in']}: {mistake}")
+            lines.append("")
+        flags = [(s["exercise"], learner, flag) for s in stats.values() for learner, flag in s["flags"]]
+        if flags:
+            lines.append(f"Flagged (not verdicts; look at these): {len(flags)}")
+            lines += [f"  {learner}, {exercise}: {flag}" for exercise, learner, flag in flags]
+            lines.append("")
+    problems = [(learner, data["notes"]) for learner, data in sorted(model["learners"].items()) if data["notes"]]
+    lines.append(f"Learners with a problem to look at: {len(problems)}")
+    lines += [f"  {learner}: {'; '.join(notes)}" for learner, notes in problems]
+    return "\n".join(lines) + "\n"
+
+
+# ---- the HTML report ------------------------------------------------------------------------------------
+_CSS = """
+body { font-family: system-ui, sans-serif; max-width: 60rem; margin: 2rem auto; padding: 0 1rem; color: #1a1a1a; }
+table { border-collapse: collapse; margin: 0.5rem 0 1rem; }
+th, td { border: 1px solid #999; padding: 0.25rem 0.5rem; text-align: left; vertical-align: top; }
+td.n { text-align: right; font-variant-numeric: tabular-nums; }
+caption { text-align: left; font-weight: bold; padding-bottom: 0.25rem; }
+figure { margin: 0.5rem 0; } figcaption { font-style: italic; }
+.note { color: #444; }
+"""
+
+
+def _title(lesson: str) -> str:
+    """'Lesson 01: hand trace' for 01_hand_trace."""
+    number, _, name = lesson.partition("_")
+    return f"Lesson {number}: {name.replace('_', ' ')}" if name else f"Lesson {number}"
+
+
+def _rate(s: dict) -> float:
+    return s["counts"][PASS] / s["handed_in"] if s["handed_in"] else 0.0
+
+
+def _chart(lesson: str, items: list[dict]) -> tuple[str, str]:
+    """An SVG bar chart of pass rates among those who handed the lesson in, with its alt text: one bar per
+    exercise, the count written beside it (so nothing rests on the bar's colour or length alone)."""
+    label_width, bar_width, row, top = 170, 360, 28, 34
+    height = top + row * len(items) + 36
+    number = lesson.split("_", 1)[0]
+    handed = items[0]["handed_in"] if items else 0
+    alt = (f"{_title(lesson)}: share of the {handed} learner(s) who handed it in passing each exercise. "
+           + "; ".join(f"{s['exercise']}: {s['counts'][PASS]} of {s['handed_in']} pass" for s in items) + ".")
+    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" role="img" width="{label_width + bar_width + 150}" '
+             f'height="{height}" aria-labelledby="t{number} d{number}">',
+             f'<title id="t{number}">{html.escape(_title(lesson))}: pass rate per exercise</title>',
+             f'<desc id="d{number}">{html.escape(alt)}</desc>',
+             f'<text x="0" y="18" font-size="14" font-weight="bold">{html.escape(_title(lesson))}: learners '
+             'passing each exercise</text>']
+    for k, s in enumerate(items):
+        y = top + k * row
+        rate = _rate(s)
+        parts += [f'<text x="{label_width - 6}" y="{y + 16}" font-size="13" text-anchor="end">'
+                  f'{html.escape(s["exercise"])}</text>',
+                  f'<rect x="{label_width}" y="{y + 4}" width="{bar_width}" height="{row - 10}" fill="#eee" '
+                  'stroke="#999"/>',
+                  f'<rect x="{label_width}" y="{y + 4}" width="{bar_width * rate:.1f}" height="{row - 10}" '
+                  'fill="#2b6cb0"/>',
+                  f'<text x="{label_width + bar_width + 6}" y="{y + 16}" font-size="13">'
+                  f'{s["counts"][PASS]} of {s["handed_in"]} ({100 * rate:.0f} %)</text>']
+    axis = top + row * len(items) + 4
+    for tick in (0, 50, 100):
+        x = label_width + bar_width * tick / 100
+        parts.append(f'<text x="{x:.0f}" y="{axis + 12}" font-size="11" text-anchor="middle">{tick} %</text>')
+    parts.append(f'<text x="{label_width + bar_width / 2:.0f}" y="{axis + 28}" font-size="12" '
+                 'text-anchor="middle">learners who passed (% of those who handed the lesson in)</text></svg>')
+    return "\n".join(parts), alt
+
+
+def report_html(model: dict) -> str:
+    stats = class_stats(model)
+    n = len(model["learners"])
+    settings = model["settings"]
+    out = ["<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
+           "<title>Class report: the FFN course</title>", f"<style>{_CSS}</style></head><body>",
+           "<h1>Class report</h1>",
+           f"<p>{n} learner(s), {model['notebooks']} notebook(s) graded, {len(stats)} exercises in "
+           f"{len(model['lessons'])} lesson(s). Each learner's row is in <a href=\"grades.csv\">grades.csv</a>; "
+           "one row per learner and exercise in <a href=\"verdicts.csv\">verdicts.csv</a>. Rates and counts "
+           "are of the learners who handed the lesson in.</p>"]
+    if settings.get("missing_shards"):
+        out.append(f"<p><strong>Missing shards: {html.escape(str(settings['missing_shards']))}.</strong> "
+                   "Their learners are not in this report.</p>")
+    # Before the next session: the exercises fewest passed, and the most common mistakes, across the course.
+    hardest = sorted((s for s in stats.values() if s["handed_in"] and _rate(s) < 1), key=_rate)[:3]
+    common = sorted(((s, m, c) for s in stats.values() for m, c in s["mistakes"]), key=lambda t: -t[2])[:5]
+    out.append("<h2>Before the next session</h2>")
+    if hardest:
+        out.append("<p>Passed by the fewest:</p><ul>")
+        out += [f"<li>{html.escape(s['exercise'])} ({html.escape(_title(s['lesson']))}): {s['counts'][PASS]} of "
+                f"{s['handed_in']} passed ({100 * _rate(s):.0f} %).</li>" for s in hardest]
+        out.append("</ul>")
+    if common:
+        out.append("<p>The most common named mistakes:</p><ul>")
+        out += [f"<li>{html.escape(s['exercise'])}: {c} of {s['handed_in']}: {html.escape(m)}.</li>"
+                for s, m, c in common]
+        out.append("</ul>")
+    if not hardest and not common:
+        out.append('<p class="note">Every exercise handed in passed.</p>')
+    for lesson, checks in model["lessons"].items():
+        items = [stats[column(lesson, c)] for c in checks]
+        number = lesson.split("_", 1)[0]
+        chart, alt = _chart(lesson, items)
+        out += [f"<h2>{html.escape(_title(lesson))}</h2>", "<figure>", chart,
+                f"<figcaption>{html.escape(alt)}</figcaption>", "</figure>",
+                f"<table><caption>Lesson {number}: verdicts per exercise (all {n} learners)"
+                "</caption><thead><tr><th scope=\"col\">exercise</th>"
+                + "".join(f'<th scope="col">{v}</th>' for v in VERDICTS) + "</tr></thead><tbody>"]
+        for s in items:
+            out.append(f"<tr><th scope=\"row\">{html.escape(s['exercise'])}</th>"
+                       + "".join(f'<td class="n">{s["counts"][v]}</td>' for v in VERDICTS) + "</tr>")
+        out.append("</tbody></table>")
+        mistakes = [(s, m, c) for s in items for m, c in s["mistakes"]]
+        if mistakes:
+            out.append(f"<table><caption>Lesson {number}: the most common named mistakes"
+                       "</caption><thead><tr><th scope=\"col\">exercise</th><th scope=\"col\">learners</th>"
+                       "<th scope=\"col\">mistake</th></tr></thead><tbody>")
+            for s, m, c in sorted(mistakes, key=lambda t: -t[2])[:10]:
+                out.append(f"<tr><td>{html.escape(s['exercise'])}</td><td class=\"n\">{c} of {s['handed_in']}</td>"
+                           f"<td>{html.escape(m)}</td></tr>")
+            out.append("</tbody></table>")
+        else:
+            out.append('<p class="note">No named mistakes in this lesson.</p>')
+    flags = [(s, learner, flag) for s in stats.values() for learner, flag in s["flags"]]
+    out.append("<h2>Flags (not verdicts)</h2>")
+    if flags:
+        out.append("<p>The code is the reference solution's, or uses the course's reference from helpers. "
+                   "Look before you grade.</p><table><caption>Flagged exercises</caption><thead><tr>"
+                   "<th scope=\"col\">learner</th><th scope=\"col\">exercise</th><th scope=\"col\">flag</th>"
+                   "</tr></thead><tbody>")
+        out += [f"<tr><td>{html.escape(learner)}</td><td>{html.escape(s['exercise'])}</td>"
+                f"<td>{html.escape(flag)}</td></tr>" for s, learner, flag in flags]
+        out.append("</tbody></table>")
+    else:
+        out.append('<p class="note">None.</p>')
+    problems = [(learner, data["notes"]) for learner, data in sorted(model["learners"].items()) if data["notes"]]
+    out.append("<h2>Learners with a problem to look at</h2>")
+    if problems:
+        out.append("<table><caption>Notes (the first cause of each failure)</caption><thead><tr>"
+                   "<th scope=\"col\">learner</th><th scope=\"col\">notes</th></tr></thead><tbody>")
+        out += [f"<tr><td>{html.escape(learner)}</td><td>{'<br>'.join(html.escape(n) for n in notes)}</td></tr>"
+                for learner, notes in problems]
+        out.append("</tbody></table>")
+    else:
+        out.append('<p class="note">None.</p>')
+    out.append("</body></html>")
+    return "\n".join(out) + "\n"
+
+
+def write_outputs(model: dict, out: Path) -> tuple[list[str], list[dict[str, str]], str]:
+    out.mkdir(parents=True, exist_ok=True)
+    header, rows = rows_of(model)
+    for name, (head, body) in (("grades.csv", (header, rows)), ("verdicts.csv", long_rows(model))):
+        with open(out / name, "w", newline="") as f:
+            writer = csv.DictWriter(f, fieldnames=head)
+            writer.writeheader()
+            writer.writerows(body)
+    summary = summary_text(model, out)
+    (out / "summary.txt").write_text(summary)
+    (out / "report.html").write_text(report_html(model))
+    (out / "grades.json").write_text(json.dumps(model, indent=1, sort_keys=True))
+    return header, rows, summary
+
+
+def merge(folders: list[Path], out: Path):
+    """Combine the shards' grades.json (from `--shard i/n` runs) into one set of files in `out`."""
+    models = [json.loads((folder / "grades.json").read_text()) for folder in folders]
+    if not models:
+        raise SystemExit("merge: no shard folders given")
+    lessons = models[0]["lessons"]
+    for folder, model in zip(folders, models):
+        if model.get("format") != FORMAT or model["lessons"] != lessons:
+            raise SystemExit(f"merge: {folder} was graded against other lessons or exercises; re-grade it")
+    merged = {**models[0], "learners": {}, "notebooks": sum(m["notebooks"] for m in models),
+              "seconds": round(sum(m["seconds"] for m in models), 1)}
+    for folder, model in zip(folders, models):
+        clash = set(model["learners"]) & set(merged["learners"])
+        if clash:
+            raise SystemExit(f"merge: {folder} grades {', '.join(sorted(clash))} again (the same shard twice?)")
+        merged["learners"].update(model["learners"])
+    shards = sorted(tuple(m["settings"]["shard"]) for m in models if m["settings"].get("shard"))
+    settings = {**models[0]["settings"], "shard": None, "shards": ", ".join(f"{i}/{n}" for i, n in shards)}
+    counts = {n for _, n in shards}
+    if len(counts) == 1:
+        n = counts.pop()
+        missing = sorted(set(range(1, n + 1)) - {i for i, _ in shards})
+        if missing:
+            settings["missing_shards"] = ", ".join(f"{i}/{n}" for i in missing)
+    merged["settings"] = settings
+    return write_outputs(merged, out)

@@ -52,9 +52,10 @@ QUIZ = Quiz("05", [
                    "That is the size of the best fit's error, a consequence, not the reason. The reason holds for "
                    "every affine map, fitted or not: the corner sum, which is always 0."),
             Option("It has only four parameters, too few to set eight required outputs exactly",
-                   "Counting is not the reason: the proof needs only the four inputs with C = 0, as many as the "
-                   "parameters, and still fails. What an affine map lacks is any way to let A and B interact "
-                   "(a ReLU FFN with one unit does it with six parameters)."),
+                   "Counting does not decide it: four parameters fit many eight-output targets exactly (any "
+                   "affine one, such as A + B - C). This target fails for a specific reason, its corner sum, and "
+                   "what an affine map lacks is a way to let A and B interact (a ReLU FFN with one unit does it "
+                   "with six parameters)."),
         ],
     ),
     Choice(

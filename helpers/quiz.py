@@ -132,7 +132,10 @@ class Choice:
 def _unprefixed(feedback: str) -> str:
     """An option's feedback without its own leading "Right." (the judge says it once)."""
     rest = re.sub(r"^(right|correct|yes)\b[.:!,]?\s*", "", feedback, flags=re.IGNORECASE)
-    return rest or feedback        # not capitalised: it may start with a variable ("z = 2 ...")
+    if not rest:
+        return feedback
+    # A sentence starts with a capital, but not a variable or a formula ("z = 2 ...", "relu'(0) ...").
+    return rest[0].upper() + rest[1:] if re.match(r"[a-z]{2,}\s", rest) else rest
 
 
 def plural_letters(n: int) -> str:
@@ -195,9 +198,9 @@ class Numeric:
             return Feedback(True, f"Right. {self.why}")
         for wrong, text in self.wrong.items():
             if self._near(value, wrong):
-                return Feedback(False, f"Not quite: {shown}. {text} Try again.", f"answered {shown}")
+                return Feedback(False, f"Not quite: {shown}. {text}\nTry again.", f"answered {shown}")
         nudge = self.low if value < self.answer else self.high
-        return Feedback(False, f"Not quite: {shown}. {nudge} Try again.", f"answered {shown}")
+        return Feedback(False, f"Not quite: {shown}. {nudge}\nTry again.", f"answered {shown}")
 
 
 Question = Choice | Numeric
@@ -247,7 +250,7 @@ class Quiz:
         """The questions as plain text, the same on every run."""
         lines = [self.intro()]
         for n, q in enumerate(self.questions, start=1):
-            lines.append(f"{n}. {q.prompt} ({q.instruction()})")
+            lines.append(f"{n}. {q.prompt} {q.instruction()}")
             if isinstance(q, Choice):
                 lines += [f"   {L}. {o.text}" for L, o in zip(LETTERS, q.options)]
         return "\n".join(lines)

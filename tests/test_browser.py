@@ -407,7 +407,21 @@ def test_quiz_in_lesson_01_gives_feedback_on_a_wrong_then_a_right_answer(browser
         assert _plain(question.options[wrong].feedback) not in _plain(feedback.inner_text()), \
             "the wrong answer's feedback stayed after the right answer"
         box.screenshot(path=str(SHOTS / f"{stem}-right.png"))
-        print(f"quiz: question {number}, {LETTERS[wrong]} (wrong) then {LETTERS[right]} (right): both feedbacks shown")
+
+        # The same from the keyboard alone: the arrow keys move the choice within the radio group (Left and
+        # Right: JupyterLab keeps Up and Down for moving between cells), Tab reaches Check, Enter presses it.
+        radios.nth(right).focus()
+        key = "ArrowRight" if wrong > right else "ArrowLeft"
+        for _ in range(abs(wrong - right)):
+            page.keyboard.press(key)
+        assert radios.nth(wrong).is_checked(), "the arrow keys did not move the choice"
+        page.keyboard.press("Tab")
+        assert box.get_by_role("button", name="Check").evaluate("b => b === document.activeElement"), \
+            "Tab from the options does not reach the Check button"
+        page.keyboard.press("Enter")
+        _wait_for_text(feedback, ["Not yet", question.options[wrong].feedback], "a wrong answer from the keyboard")
+        print(f"quiz: question {number}, {LETTERS[wrong]} (wrong) then {LETTERS[right]} (right): both feedbacks "
+              "shown; the keyboard alone chose and checked an answer too")
     except BaseException:
         try:
             page.screenshot(path=str(SHOTS / f"{stem}-failure.png"))

@@ -73,6 +73,16 @@ def test_going_further_sections_state_their_time(path):
 
 
 @pytest.mark.parametrize("path", LESSONS, ids=lambda p: p.name)
+def test_each_going_further_section_says_where_the_core_path_continues(path):
+    for cell in cells(path):
+        if cell.cell_type == "markdown" and cell.source.lstrip().startswith("#"):
+            heading, _, body = cell.source.strip().partition("\n")
+            if "Going further" in heading:
+                assert body.strip().startswith("Optional"), \
+                    f"{path.name}: '{heading}' should open with 'Optional: the core path continues at ...'"
+
+
+@pytest.mark.parametrize("path", LESSONS, ids=lambda p: p.name)
 def test_headings_start_their_cells(path):
     # tools/pace.py (and a reader skimming) sees a section where a cell starts with its heading: a heading
     # buried inside a cell would silently count a Going further section as core.

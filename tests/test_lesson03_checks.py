@@ -483,7 +483,7 @@ def test_chunked_zero_rows_written_by_a_learner(capsys):
         return y
     ok, out = verdict(check_ffn_chunked, leaves_zeros, capsys)
     assert not ok
-    assert "Likely mistake: the last, shorter chunk never computed (its rows left at zero)." in out
+    assert "Likely mistake: the last, shorter chunk never computed (its rows left as the output array began" in out
 
 
 def chunked_einsum_and_dot(x, W1, b1, W2, b2, chunk):

@@ -33,8 +33,10 @@ def test_right_and_wrong_single_answers(capsys):
 
 
 def test_the_right_answer_is_called_right_once():
-    quiz = Quiz("99", [Choice("q", "?", [Option("a", "Right: because of x.", True), Option("b", "No: y is z.")])])
-    assert quiz.judge(1, "A").text == "Right. because of x."
+    quiz = Quiz("99", [Choice("q", "?", [Option("a", "Right: because of x.", True), Option("b", "No: y is z.")]),
+                       Choice("v", "?", [Option("a", "Right: z = 2 here.", True), Option("b", "No: y is z.")])])
+    assert quiz.judge(1, "A").text == "Right. Because of x."
+    assert quiz.judge(2, "A").text == "Right. z = 2 here."          # a variable keeps its case
 
 
 def test_several_answers_name_each_wrong_pick_and_the_missing_ones():

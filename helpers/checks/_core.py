@@ -447,7 +447,8 @@ def check_function(title: str, fn: Any, cases: Sequence[Case], reference: Callab
             if outcome.mutated:
                 names = ", ".join(f"`{n}`" for n in outcome.mutated)
                 message = (f"your function changed its input {names} in place; leave the inputs as they are "
-                           "and build a new list or array for the result")
+                           "and build a new list or array for the result (`h = b1` makes a second name for "
+                           "the same list, not a copy: `list(b1)` or `b1.copy()` copies it)")
             elif outcome.references:
                 message = (f"your function calls the course's own `{outcome.references[0]}`: the exercise is "
                            "to write that computation yourself (the reference is for the cells after it)")

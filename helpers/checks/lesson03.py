@@ -777,7 +777,8 @@ def _chunks_np_stack(x, W1, b1, W2, b2, chunk):
 
 
 _CHUNKED_MISTAKES = [
-    Mistake("the last, shorter chunk never computed (its rows left at zero)",
+    Mistake("the last, shorter chunk never computed (its rows left as the output array began: zeros after "
+            "np.zeros, leftover memory after np.empty)",
             "Loop with `for s in range(0, T, chunk)` and take x[s:s + chunk]: the last slice is simply shorter. "
             "range(T // chunk) chunks stop before the leftover tokens.",
             _chunks_leaving_zeros),

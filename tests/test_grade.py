@@ -123,6 +123,10 @@ def make_class(base: Path) -> Path:
     (submissions / "oli").mkdir()                                                         # an empty folder
     hand_in("pam", learner_copy(SOLUTION_01, lesson, {                                 # hidden cases run
         HT: OWN_TRACE, FU: OWN_FIRING, 8: "import os\nprint('FFN_GRADING =', os.environ.get('FFN_GRADING'))"}))
+    hand_in("quin", learner_copy(SOLUTION_01, lesson, {                                # an experiment after a
+        HT: OWN_TRACE, HT_CHECK: ["def try_relu_after():\n    return [4, -1], [4, 0], [5, 0]",   # pass; and
+                                  "check_hand_trace(try_relu_after)"],                 # a course function
+        FU: "from helpers.explorer import zeroed_units as firing_units"}))            # under the name
     stubborn = "import signal, time\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\ntime.sleep(60)"
     hand_in("zed", learner_copy(SOLUTION_01, lesson, {                                   # ignores interrupts
         HT: OWN_TRACE, FU: OWN_FIRING, HT_CHECK: [stubborn]}))
@@ -155,7 +159,7 @@ EXERCISES = ("01:hand_trace", "01:firing_units", "99:hand_trace")
 def test_every_row_has_the_same_columns_and_denominators(graded):
     rows = graded["rows"]
     assert sorted(rows) == ["ana", "ben", "cal", "dee", "eve", "fay", "gus", "hal", "ivy", "jon", "kim", "lem",
-                            "max", "ned", "oli", "pam", "zed"]
+                            "max", "ned", "oli", "pam", "quin", "zed"]
     header = list(next(iter(rows.values())))
     assert header[:5] == ["learner", "01:hand_trace", "01:hand_trace score", "01:hand_trace mistake",
                           "01:hand_trace flags"]
@@ -235,7 +239,7 @@ def test_the_reference_from_helpers_is_flagged(graded):
     assert jon["01:hand_trace flags"] == "uses helpers.checks.lesson01 (the solution does not)"
     flagged = {(learner, key) for learner, row in graded["rows"].items() for key in EXERCISES if row[f"{key} flags"]}
     assert flagged == {("ivy", "01:hand_trace"), ("ivy", "01:firing_units"), ("jon", "01:hand_trace"),
-                       ("jon", "01:firing_units")}
+                       ("jon", "01:firing_units"), ("quin", "01:firing_units")}
     assert jon["01:firing_units flags"] == "uses helpers.checks.lesson01._reference_firing (the solution does not)"
 
 
@@ -277,14 +281,14 @@ def test_csv_files_report_and_summary_agree(graded):
     out = graded["out"]
     with open(out / "verdicts.csv", newline="") as f:
         long = list(csv.DictReader(f))
-    assert len(long) == 17 * 3
+    assert len(long) == 18 * 3
     cal = {r["exercise"]: r for r in long if r["learner"] == "cal" and r["lesson"] == "01_hand_trace"}
     assert cal["hand_trace"]["mistake"] == "b1 left out" and cal["hand_trace"]["verdict"] == "fail"
     summary = (out / "summary.txt").read_text()
     assert summary == graded["stdout"]
-    assert "hand_trace: 1 of 15: b1 left out" in summary             # 15 handed lesson 01 in (hal's broken file too)
+    assert "hand_trace: 1 of 16: b1 left out" in summary             # 16 handed lesson 01 in (hal's broken file too)
     report = (out / "report.html").read_text()
-    assert '<td>firing_units</td><td class="n">1 of 15</td><td>counting a unit whose pre-activation is ' \
+    assert '<td>firing_units</td><td class="n">1 of 16</td><td>counting a unit whose pre-activation is ' \
            'exactly 0 as firing</td>' in report
 
 
@@ -292,8 +296,8 @@ def test_report_is_accessible_chart_alt_text_and_table_headers(graded):
     report = (graded["out"] / "report.html").read_text()
     assert '<html lang="en">' in report
     assert report.count('role="img"') == 2 and report.count("<desc id=") == 2      # one chart per lesson
-    assert "Lesson 01: hand trace: share of the 15 learner(s) who handed it in passing each exercise. " \
-           "hand_trace: 9 of 15 pass; firing_units: 10 of 15 pass." in report           # the chart's alt text
+    assert "Lesson 01: hand trace: share of the 16 learner(s) who handed it in passing each exercise. " \
+           "hand_trace: 10 of 16 pass; firing_units: 10 of 16 pass." in report           # the chart's alt text
     assert '<th scope="col">not handed in</th>' in report and "<caption>" in report
     assert "<td>ivy</td><td>hand_trace</td><td>same code as solutions/</td>" in report
 
@@ -301,7 +305,7 @@ def test_report_is_accessible_chart_alt_text_and_table_headers(graded):
 def test_progress_bar_and_no_kernel_warning_spam(graded):
     lines = graded["stderr"].splitlines()
     assert lines and all(line.startswith("grading [") for line in lines), graded["stderr"][-2000:]
-    assert lines[-1].startswith("grading [##############################] 17/17 notebooks")
+    assert lines[-1].startswith("grading [##############################] 18/18 notebooks")
 
 
 def test_a_cell_that_ignores_interrupts_is_skipped_and_the_rest_still_runs(graded):
@@ -450,3 +454,12 @@ def test_going_further_exercises_have_columns_but_do_not_count_in_the_totals():
     assert rows[0]["01:b"] == "fail" and rows[0]["01:b score"] == "0.50"
     assert (rows[0]["passed"], rows[0]["exercises"], rows[0]["score"]) == ("1", "1", "1.00")
     assert "<th scope=\"row\">b (going further)</th>" in grade_report.report_html(model)
+
+
+def test_an_experiment_after_a_pass_does_not_count_and_the_courses_own_function_does_not_pass(graded):
+    # The last check of the learner's own function counts: a later check of another function (an experiment)
+    # does not replace it. A course function under the exercise's name (what a failed or deleted exercise
+    # cell leaves when the lesson imported the reference above) is refused by the check itself.
+    quin = graded["rows"]["quin"]
+    assert verdicts(quin, *EXERCISES[:2]) == ("pass", "fail")
+    assert quin["01:firing_units mistake"] == "the course's reference was checked, not the learner's function"

@@ -73,7 +73,7 @@ def batched_comprehension(x, W1, b1, W2, b2):
 
 
 @pytest.mark.parametrize("fn", [batched_three_lines, batched_maximum, batched_einsum, batched_column_layout,
-                                batched_in_place, ffn])
+                                batched_in_place])
 def test_batched_correct_vectorised_styles_pass_without_a_note(fn, capsys):
     ok, out = verdict(check_ffn_batched, fn, capsys)
     assert ok, out
@@ -93,13 +93,18 @@ def batched_dot_method_loop(x, W1, b1, W2, b2):
     return np.array([np.maximum(row.dot(W1) + b1, 0).dot(W2) + b2 for row in x])   # row.dot(W1): unrecorded
 
 
+def own_ffn(x, W1, b1, W2, b2):
+    """A learner's own forward pass (calling the course's helpers.ffn.ffn would be refused by the check)."""
+    return np.maximum(x @ W1 + b1, 0) @ W2 + b2
+
+
 def batched_map(x, W1, b1, W2, b2):
-    return np.array(list(map(lambda row: ffn(row, W1, b1, W2, b2), x)))
+    return np.array(list(map(lambda row: own_ffn(row, W1, b1, W2, b2), x)))
 
 
 def batched_in_two_halves(x, W1, b1, W2, b2):
     half = (len(x) + 1) // 2
-    return np.concatenate([ffn(x[:half], W1, b1, W2, b2), ffn(x[half:], W1, b1, W2, b2)])
+    return np.concatenate([own_ffn(x[:half], W1, b1, W2, b2), own_ffn(x[half:], W1, b1, W2, b2)])
 
 
 @pytest.mark.parametrize("fn, how", [
@@ -130,7 +135,7 @@ def batched_relu_written_for_one_number(x, W1, b1, W2, b2):
 
 
 def batched_with_the_residual(x, W1, b1, W2, b2):
-    y = ffn(x, W1, b1, W2, b2)
+    y = own_ffn(x, W1, b1, W2, b2)
     y += x                                               # x + FFN(x): the block's job, not the FFN's
     return y
 

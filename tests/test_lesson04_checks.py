@@ -84,7 +84,7 @@ def gelu_stats_style(z):
 
 
 CORRECT_GELU = [gelu_vectorized_math_erf, gelu_scipy_erf, gelu_erfc, gelu_ndtr, gelu_loop, gelu_np_sqrt,
-                gelu_stats_style, reference.gelu]
+                gelu_stats_style]
 
 
 @pytest.mark.parametrize("fn", CORRECT_GELU, ids=lambda f: getattr(f, "__name__", "loop"))
@@ -191,7 +191,7 @@ def silu_tanh_identity(z):
 silu_loop = per_element(lambda v: v / (1 + math.exp(-v)) if v >= 0 else v * math.exp(v) / (1 + math.exp(v)))
 
 
-@pytest.mark.parametrize("fn", [silu_expit, silu_stable_where, silu_tanh_identity, silu_loop, reference.silu],
+@pytest.mark.parametrize("fn", [silu_expit, silu_stable_where, silu_tanh_identity, silu_loop],
                          ids=lambda f: getattr(f, "__name__", "loop"))
 def test_correct_silu_passes_without_notes(fn, capsys):
     out = assert_passes(check_silu, fn, capsys)
@@ -287,7 +287,7 @@ def swiglu_token_loop(x, W_gate, W_up, W_down):
     return np.array(out).reshape(x.shape[:-1] + (W_down.shape[1],))
 
 
-@pytest.mark.parametrize("fn", [swiglu_matmul, swiglu_einsum, swiglu_token_loop, reference.swiglu_ffn])
+@pytest.mark.parametrize("fn", [swiglu_matmul, swiglu_einsum, swiglu_token_loop])
 def test_correct_swiglu_passes(fn, capsys):
     assert_passes(check_swiglu_ffn, fn, capsys)
 
@@ -379,7 +379,7 @@ def hidden_numpy_int(d, multiple_of=256):
 
 
 @pytest.mark.parametrize("fn", [hidden_llama_style, hidden_ceil, hidden_negative_floor, hidden_count_up,
-                                hidden_numpy_int, params.swiglu_hidden])
+                                hidden_numpy_int])
 def test_correct_swiglu_hidden_passes(fn, capsys):
     assert_passes(check_swiglu_hidden, fn, capsys)
 

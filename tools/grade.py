@@ -140,8 +140,9 @@ def _ffn_grading_setup(record_path):
                 pass
         return used
 
-    def describe(fn):
-        about = {"fn": getattr(fn, "__name__", "")}
+    def describe(fn, name):
+        from helpers.checks._verdict import is_the_exercise
+        about = {"fn": getattr(fn, "__name__", ""), "own": is_the_exercise(fn, name.removeprefix("check_"))}
         try:
             about["helpers"] = sorted(helpers_used(fn, set()))
         except Exception:
@@ -171,7 +172,7 @@ def _ffn_grading_setup(record_path):
                 return verdict
             finally:                                       # described after the call: its imports are done
                 try:
-                    entry.update(describe(args[0] if args else next(iter(kwargs.values()), None)))
+                    entry.update(describe(args[0] if args else next(iter(kwargs.values()), None), name))
                 except Exception:
                     pass
                 with open(record_path, "a") as record:
@@ -630,10 +631,21 @@ def grade_notebook(learner: str, path: Path, submissions: Path, out: Path, cours
         if output.get("output_type") == "error":
             result.problems.append(f"the grader's setup failed: {output.get('ename')}: {output.get('evalue')}")
 
-    for index, entry in run.records:             # in the order the calls were made: the last one counts
+    # In the order the calls were made, the last one counts: the last check of the learner's own function
+    # (named like the exercise, defined by the learner). A check of another function (an experiment, or the
+    # course's reference) counts only when the exercise's own function was never checked, with a note.
+    own, other = {}, {}
+    for index, entry in run.records:
         check = entry.get("check", "")
         if check in lesson.checks and counts(lesson, cells[index - 1].source, check):
-            result.attempts[check] = _attempt(entry, lesson, cell_timeout)
+            (own if entry.get("own", True) else other)[check] = (_attempt(entry, lesson, cell_timeout), entry)
+    for check, (attempt, entry) in other.items():
+        if check not in own:
+            own[check] = (attempt, entry)
+            exercise = check.removeprefix("check_")
+            result.problems.append(f"{check} was only ever given `{entry.get('fn') or '?'}`, not the learner's own "
+                                   f"`{exercise}`: that call's verdict counts")
+    result.attempts.update({check: attempt for check, (attempt, _) in own.items()})
 
     for index in run.interrupted:
         result.problems.append(f"{describe_cell(cells, index - 1, exercises)} ran past {cell_timeout:g} s and "

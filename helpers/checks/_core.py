@@ -118,20 +118,32 @@ def _same(a: Any, b: Any) -> bool:
 
 _COURSE_DIR = str(Path(__file__).resolve().parents[1])          # helpers/
 _CHECKS_DIR = str(Path(__file__).resolve().parent)               # helpers/checks/
+# Course functions that compute an exercise under another name than the exercise's own (the same name is
+# always watched): a learner's function that calls one of them does not pass that exercise's check.
+COURSE_VERSIONS = {
+    "ffn_batched": ("ffn",),                       # helpers.ffn.ffn
+    "count_ffn_params": ("ffn_params",),           # helpers.params.ffn_params
+    "collapse": ("collapse_affine",),              # helpers.collapse.collapse_affine
+    "moe_forward": ("moe_ffn",),                   # helpers.ffn.moe_ffn
+    "relu_backward": ("relu_grad",),               # helpers.ffn.relu_grad
+    "gelu_backward": ("gelu_grad",),               # helpers.ffn.gelu_grad
+}
 
 
 def run(fn: Callable, args: dict[str, Any], watch: str = "") -> Outcome:
     """Call fn with copies of args (in order) and report what happened. Never raises.
 
-    With `watch` (an exercise's name), also note any function of the course library with that name that the
-    learner's own code calls, e.g. helpers.flat.ffn_forward called from the learner's ffn_forward: the
-    exercise is to write it, not to call the reference the later cells use.
+    With `watch` (an exercise's name), also note any function of the course library that computes that
+    exercise (its own name, or one listed in COURSE_VERSIONS) and that the learner's own code calls, e.g.
+    helpers.flat.ffn_forward called from the learner's ffn_forward: the exercise is to write it, not to call
+    the reference the later cells use.
     """
     copies = copy.deepcopy(args)
     called: list[str] = []
+    names = {watch, *COURSE_VERSIONS.get(watch, ())} if watch else set()
 
     def profile(frame, event, arg):
-        if event == "call" and frame.f_code.co_name == watch:
+        if event == "call" and frame.f_code.co_name in names:
             where = frame.f_code.co_filename
             caller = frame.f_back.f_code.co_filename if frame.f_back else ""
             if where.startswith(_COURSE_DIR) and not where.startswith(_CHECKS_DIR) and not is_library_file(caller):
@@ -317,8 +329,8 @@ class Report:
     def failed(self, name: str, message: str) -> None:
         self.ok = False
         self.tally.failed += 1
-        if not self.tally.problem:
-            self.tally.problem = first_sentence(f"{name}: {message}")
+        if not self.tally.problem:       # the problem itself, without the case's name, so that like counts like
+            self.tally.problem = first_sentence(message.removeprefix("your function "))
         self.line(f"{FAIL} {name}: {message}")
 
     def not_implemented(self) -> bool:
@@ -452,6 +464,7 @@ def check_function(title: str, fn: Any, cases: Sequence[Case], reference: Callab
             elif outcome.references:
                 message = (f"your function calls the course's own `{outcome.references[0]}`: the exercise is "
                            "to write that computation yourself (the reference is for the cells after it)")
+                report.tally.mistake = report.tally.mistake or f"calls the course's own {outcome.references[0]}"
             elif compare(normalized, expected):
                 message = None
             else:
@@ -473,7 +486,7 @@ def check_function(title: str, fn: Any, cases: Sequence[Case], reference: Callab
             failures.append(index)
             report.failed(case.name, shown)
     found = None
-    if failures and mistakes:
+    if failures and mistakes and not any(o.references for o, _ in outcomes):   # a reference call is the mistake
         found = _diagnose(outcomes, cases, mistakes, validate, normalize, compare, failures[0], first_expected)
     if found:
         label, mistake = found

@@ -35,6 +35,7 @@ import sys
 import warnings
 from contextlib import redirect_stderr, redirect_stdout
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Callable
 
 PASSED, FAILED, NOT_ATTEMPTED = "pass", "fail", "not attempted"
@@ -110,6 +111,8 @@ class Tally:
                 self.mistake = first_sentence(text[len(label):])
 
 
+_COURSE_DIR = str(Path(__file__).resolve().parents[1])          # helpers/
+_CHECKS_DIR = str(Path(__file__).resolve().parent)               # helpers/checks/
 _CURRENT: contextvars.ContextVar[Tally | None] = contextvars.ContextVar("ffn_check_tally", default=None)
 
 
@@ -161,9 +164,10 @@ def grader(check: Callable[..., bool]) -> Callable[..., Verdict]:
         token = _CURRENT.set(tally)
         tee = _Tee(sys.stdout)
         graded = bool(nbgrader_mode())
+        reference = course_function(_checked(args, kwargs))
         try:
             with redirect_stdout(tee), _stderr_as_notes(graded):
-                ok = check(*args, **kwargs)
+                ok = _refuse_reference(exercise, reference, tally) if reference else check(*args, **kwargs)
         finally:
             _CURRENT.reset(token)
         verdict = _verdict(exercise, lesson, bool(ok), tally, tee.copy.getvalue())
@@ -203,6 +207,17 @@ def _first_printed_problem(printed: str, exercise: str) -> str:
     return ""
 
 
+def _refuse_reference(exercise: str, reference: str, tally: Tally) -> bool:
+    """The check was handed the course's own function, not the learner's: say why that happens."""
+    name = reference.rsplit(".", 1)[-1]
+    tally.mistake = "the course's reference was checked, not the learner's function"
+    print(f"{exercise}: this is the course's own `{reference}`, not your function, so there is nothing of yours "
+          f"to check. Did your exercise cell run? If it stopped with an error (a syntax error, say) or was "
+          f"deleted, the name `{name}` still means the course's version imported above. Run your cell, fix "
+          "its error, and check again.")
+    return False
+
+
 @contextlib.contextmanager
 def _stderr_as_notes(active: bool):
     """Under nbgrader, what the learner's code writes to stderr (a RuntimeWarning, a print to stderr) goes to
@@ -217,11 +232,30 @@ def _stderr_as_notes(active: bool):
         print(f"  Note: your code raised a {warning.category.__name__}: {warning.message}")
 
 
+def _checked(args: tuple, kwargs: dict) -> Any:
+    return args[0] if args else next(iter(kwargs.values()), None)
+
+
+def course_function(fn: Any) -> str:
+    """"helpers.ffn.gelu" when fn is a function of the course library (not of helpers.checks), else ""."""
+    code = getattr(getattr(fn, "__wrapped__", fn), "__code__", None)
+    if code is None:
+        return ""
+    where = str(Path(code.co_filename).resolve())
+    if where.startswith(_COURSE_DIR) and not where.startswith(_CHECKS_DIR):
+        return f"{getattr(fn, '__module__', 'helpers')}.{getattr(fn, '__qualname__', code.co_name)}"
+    return ""
+
+
+def is_the_exercise(fn: Any, exercise: str) -> bool:
+    """Whether `fn` is the learner's own function for `exercise`: named like it (`check_detector(detector)`)
+    and not the course's reference of that name. A check of any other function is a demonstration or an
+    experiment: it is not the learner's progress, fails no nbgrader cell, and `make grade` does not count it."""
+    return getattr(fn, "__name__", None) == exercise and not course_function(fn)
+
+
 def _is_the_exercise(args: tuple, kwargs: dict, exercise: str) -> bool:
-    """Whether the checked function is the exercise's own (`check_detector(detector)`), not an experiment
-    with another function: only the exercise's own verdicts are the learner's progress."""
-    fn = args[0] if args else next(iter(kwargs.values()), None)
-    return getattr(fn, "__name__", None) == exercise
+    return is_the_exercise(_checked(args, kwargs), exercise)
 
 
 def _record(verdict: Verdict) -> None:

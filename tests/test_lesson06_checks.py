@@ -420,21 +420,27 @@ def top_squared_lengths(x, W1, b1, W2, k):
     return [int(j) for j in np.argsort((C ** 2).sum(axis=1))[::-1][:k]]
 
 
-RIGHT_TOPS = [top_numpy, top_sorted, top_array_reversed, top_heap, top_squared_lengths]
+def top_norm_ord2(x, W1, b1, W2, k):
+    """The Euclidean norm asked for by name (ord=2 on a vector)."""
+    C = np.maximum(x @ W1 + b1, 0)[:, None] * W2
+    return [int(j) for j in np.argsort(-np.array([np.linalg.norm(row, ord=2) for row in C]))[:k]]
+
+
+RIGHT_TOPS = [top_numpy, top_sorted, top_array_reversed, top_heap, top_squared_lengths, top_norm_ord2]
 
 
 @pytest.mark.parametrize("fn", RIGHT_TOPS)
 def test_correct_top_units_pass(fn, capsys):
     ok, out = verdict(check_top_units, fn, capsys)
     assert ok, out
-    assert "all 4 public cases pass" in out
+    assert "all 5 public cases pass" in out
 
 
 def test_correct_top_units_pass_the_hidden_case_when_graded(monkeypatch, capsys):
     monkeypatch.setenv("FFN_GRADING", "1")
     for fn in RIGHT_TOPS:
         ok, out = verdict(check_top_units, fn, capsys)
-        assert ok and "all 5 cases pass, 1 of them hidden" in out, out
+        assert ok and "all 6 cases pass, 1 of them hidden" in out, out
 
 
 def _sizes(x, W1, b1, W2):
@@ -483,6 +489,24 @@ def top_norm_axis0(x, W1, b1, W2, k):
     return list(np.argsort(-sizes)[:k])
 
 
+def top_l1(x, W1, b1, W2, k):
+    """The trial learner's slip: the length as the sum of absolute values (L1)."""
+    a = np.maximum(x @ W1 + b1, 0)
+    return list(np.argsort(-(a * np.abs(W2).sum(axis=1)))[:k])
+
+
+def top_l1_ord(x, W1, b1, W2, k):
+    """The same, asked of np.linalg.norm with ord=1."""
+    C = np.maximum(x @ W1 + b1, 0)[:, None] * W2
+    return [int(j) for j in np.argsort(-np.linalg.norm(C, ord=1, axis=1))[:k]]
+
+
+def top_max_norm(x, W1, b1, W2, k):
+    """The length as the largest coordinate (ord=np.inf)."""
+    C = np.maximum(x @ W1 + b1, 0)[:, None] * W2
+    return [int(j) for j in np.argsort(-np.linalg.norm(C, ord=np.inf, axis=1))[:k]]
+
+
 def top_from_one(x, W1, b1, W2, k):
     return [int(j) + 1 for j in np.argsort(-_sizes(x, W1, b1, W2))[:k]]
 
@@ -497,6 +521,9 @@ def top_from_one(x, W1, b1, W2, k):
     (top_rows_of_W1, "keys read from the rows of W1"),
     (top_columns_of_W2, "values read from the columns of W2"),
     (top_norm_axis0, "norm taken over the wrong axis"),
+    (top_l1, "the length measured with the sum of absolute values (L1), not the Euclidean norm"),
+    (top_l1_ord, "the length measured with the sum of absolute values (L1), not the Euclidean norm"),
+    (top_max_norm, "the length measured with the largest coordinate (the max norm), not the Euclidean norm"),
 ])
 def test_each_wrong_top_units_gets_its_own_diagnosis(fn, diagnosis, capsys):
     ok, out = verdict(check_top_units, fn, capsys)
@@ -549,8 +576,31 @@ def test_the_right_units_in_another_order_are_named(capsys):
         return units
     ok, out = verdict(check_top_units, shuffled, capsys)
     assert not ok and "returned the right units in another order" in out, out
+    assert "unit 4 comes before unit 1, though ||a_j u_j|| is 2.25 for unit 1 and 1.8 for unit 4" in out, out
     ok, out = verdict(check_top_units, top_argpartition, capsys)
     assert ok or "another order" in out or "smallest first" in out, out
+
+
+def test_a_list_sorted_by_another_length_is_not_told_to_sort(monkeypatch, capsys):
+    """On the hidden case the L1 ranking picks the right units in another order: the message says which pair
+    is out of order by the Euclidean length, not only "list them largest first" (the list was sorted)."""
+    monkeypatch.setenv("FFN_GRADING", "1")
+    ok, out = verdict(check_top_units, top_l1, capsys)
+    hidden = next(line for line in out.splitlines() if "top 4" in line)
+    assert not ok and "the right units in another order, [7, 5, 0, 2]: unit 0 comes before unit 2" in hidden
+    assert "check the key you sorted by" in hidden
+    assert "Likely mistake: the length measured with the sum of absolute values (L1)" in out
+
+
+def test_the_shaped_case_tells_the_euclidean_length_from_l1_and_max():
+    case = L._top_cases()[-1]
+    args = [case.args[n] for n in ("x", "W1", "b1", "W2")]
+    C = np.maximum(args[0] @ args[1] + args[2], 0)[:, None] * args[3]
+    assert kv.top_units(*args, 2) == [2, 0]
+    assert list(np.argsort(-np.abs(C).sum(axis=1))[:2]) == [2, 1]
+    assert list(np.argsort(-np.abs(C).max(axis=1))[:2]) == [0, 3]
+    lengths = np.sort(np.linalg.norm(C, axis=1))[::-1]
+    assert lengths[1] - lengths[2] > 0.05                 # the top 2 are clear of the third
 
 
 @pytest.mark.parametrize("fn, message", [

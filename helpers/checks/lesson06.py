@@ -387,6 +387,16 @@ _TOP_MISTAKES = [
             "The contributions a_j u_j are the rows of a[:, None] * W2, shape (d_ff, d): take each row's length "
             "with np.linalg.norm(..., axis=1). axis=0 gives d numbers, so the indices ranked were coordinates.",
             lambda x, W1, b1, W2, k: _rank(np.linalg.norm(_acts(x, W1, b1)[:, None] * _f(W2), axis=0), k)),
+    Mistake("the length measured with the sum of absolute values (L1), not the Euclidean norm",
+            "The length of a_j u_j is its Euclidean norm, the square root of the sum of its squared "
+            "coordinates: np.linalg.norm(..., axis=1) with its default ord. The sum of absolute values "
+            "(ord=1) ranks a vector spread over many coordinates above a longer one that points along few.",
+            lambda x, W1, b1, W2, k: _rank(np.abs(_acts(x, W1, b1)[:, None] * _f(W2)).sum(axis=1), k)),
+    Mistake("the length measured with the largest coordinate (the max norm), not the Euclidean norm",
+            "The length of a_j u_j is its Euclidean norm, the square root of the sum of its squared "
+            "coordinates: np.linalg.norm(..., axis=1) with its default ord. The largest coordinate "
+            "(ord=np.inf, or np.abs(...).max) ignores every other coordinate.",
+            lambda x, W1, b1, W2, k: _rank(np.abs(_acts(x, W1, b1)[:, None] * _f(W2)).max(axis=1), k)),
     Mistake("counting units from 1", "Python counts from 0: the first hidden unit is unit 0.",
             lambda x, W1, b1, W2, k: [j + 1 for j in _reference_top(_f(x), _f(W1), _f(b1), _f(W2), k)]),
 ]
@@ -400,6 +410,14 @@ def _top_case(name, rng, x, z, value_lengths, k):
     directions = rng.normal(size=(len(z), len(x)))
     W2 = directions / np.linalg.norm(directions, axis=1, keepdims=True) * value_lengths[:, None]
     return Case(name, {"x": x, "W1": W1, "b1": z - x @ W1, "W2": W2, "k": k})
+
+
+def _shaped_case(name, rng, x, z, W2, k):
+    """A case with chosen pre-activations z and chosen values (the rows of W2), for values whose shapes
+    matter: one along a single axis, others spread over every coordinate."""
+    x = _f(x)
+    W1 = np.round(rng.normal(size=(len(x), len(z))), 2)                       # (d, d_ff)
+    return Case(name, {"x": x, "W1": W1, "b1": _f(z) - x @ W1, "W2": _f(W2), "k": k})
 
 
 def _top_cases():
@@ -416,6 +434,12 @@ def _top_cases():
                   [1.0, 2.5, 0.7, 2.0, 1.2, 4.0, 1.5, 0.9], 3),
         _top_case("a 3 -> 6 -> 3 FFN, top 1", rng,
                   [1.0, 0.5, -0.5], [0.5, 1.2, -2.0, 0.7, 0.2, 1.0], [1.0, 0.5, 3.0, 1.4, 2.0, 0.8], 1),
+        # Lengths measured another way rank these values differently: the Euclidean norm gives units 2, 0;
+        # the sum of absolute values (L1) 2, 1; the largest coordinate (max norm) 0, 3.
+        _shaped_case("a 3 -> 6 -> 3 FFN whose values differ in shape (one along an axis, others spread), top 2",
+                     np.random.default_rng(18), [0.7, -0.2, 0.4], [1.0, 1.0, 0.9, 1.1, -0.6, 0.5],
+                     [[1.9, 0.0, 0.0], [1.0, -1.0, 1.0], [1.4, 1.4, 1.1], [0.0, 1.6, 0.3], [2.0, 2.0, 2.0],
+                      [0.4, -0.3, 0.2]], 2),
     ]
 
 
@@ -458,11 +482,18 @@ def _units_problem(value, case):
     if any(not 0 <= int(v) < d_ff for v in value):
         hint = " (did you count from 1?)" if max(int(v) for v in value) == d_ff else ""
         return f"returned {fmt(value)}; unit indices run from 0 to {d_ff - 1}{hint}"
-    right = _reference_top(*(_f(case.args[n]) for n in ("x", "W1", "b1", "W2")), k)
+    args = [_f(case.args[n]) for n in ("x", "W1", "b1", "W2")]
+    right = _reference_top(*args, k)
     got = [int(v) for v in value]
     if sorted(got) == sorted(right) and got not in (right, right[::-1]):
-        return (f"returned the right units in another order, {fmt(got)}; list them largest first (a sort by "
-                "size keeps the order; np.argpartition and sets do not)")
+        # Only the order is wrong: either no sort at all, or a sort by another key. Say which pair is out of
+        # order by the true lengths, so that both learners can see it.
+        sizes = _sizes(*args)
+        before, after = next((i, j) for i, j in zip(got, got[1:]) if sizes[j] > sizes[i])
+        return (f"returned the right units in another order, {fmt(got)}: unit {before} comes before unit "
+                f"{after}, though ||a_j u_j|| is {sizes[after]:.3g} for unit {after} and {sizes[before]:.3g} "
+                f"for unit {before}. List them by that Euclidean length, largest first (if you sorted, check "
+                "the key you sorted by; np.argpartition and sets keep no order)")
     return None
 
 

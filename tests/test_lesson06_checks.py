@@ -7,8 +7,14 @@ import numpy as np
 import pytest
 
 from helpers import kv_memory as kv
-from helpers.checks import check_ffn_as_sum, check_store_fact, check_top_units
+from helpers.checks import _verdict, check_ffn_as_sum, check_store_fact, check_top_units
 from helpers.checks import lesson06 as L
+
+
+@pytest.fixture(autouse=True)
+def fresh_attempts(monkeypatch):
+    """Each test starts as a kernel would: no failed attempt yet (store_fact reveals after the second)."""
+    monkeypatch.setattr(_verdict, "_FAILED_ATTEMPTS", {})
 
 
 def verdict(check, fn, capsys):
@@ -744,6 +750,16 @@ def store_bias_unscaled(W1, b1, W2, key, value):
     return np.column_stack([W1, key * s]), np.append(b1, -kv.THETA), np.vstack([W2, value])
 
 
+def store_column_unscaled(W1, b1, W2, key, value):
+    """Only the bias scaled: the threshold moves to cosine THETA / (1 - THETA) = 1, and the unit never fires."""
+    return np.column_stack([W1, key]), np.append(b1, -kv.THETA / (1 - kv.THETA)), np.vstack([W2, value])
+
+
+def store_inverse_theta(W1, b1, W2, key, value):
+    """The scale worked out from the printed numbers as 1 / THETA (2 at THETA = 0.5, like 1 / (1 - THETA))."""
+    return np.column_stack([W1, key / kv.THETA]), np.append(b1, -1.0), np.vstack([W2, value])
+
+
 def store_written_out(W1, b1, W2, key, value):
     """The threshold typed in as its printed value, 0.5."""
     return np.column_stack([W1, key / 0.5]), np.append(b1, -0.5 / 0.5), np.vstack([W2, value])
@@ -758,10 +774,14 @@ def store_frozen_default(W1, b1, W2, key, value, theta=kv.THETA):
     (store_swapped, "key and value swapped", "for the new key"),
     (store_no_threshold, "no threshold: the new unit's bias is 0",
      "the new unit fires for old key 0 too (a = 0.276), so its threshold is too low"),
-    (store_scaled_no_threshold, "the key scaled by 1 / (1 - THETA) but no threshold", "for the new key"),
+    (store_scaled_no_threshold, "the column scaled, but no threshold (bias 0)", "for the new key"),
     (store_wrong_sign, "the threshold with the wrong sign", "for the new key"),
-    (store_unscaled, "the key not scaled by 1 / (1 - THETA)", "(0.5 times the value: the new unit's activation"),
-    (store_bias_unscaled, "the bias not scaled", "for the new key"),
+    (store_unscaled, "the unit not rescaled: on its own key it fires with a = 1 - THETA",
+     "(0.5 times the value: the new unit's activation"),
+    (store_bias_unscaled, "the bias not scaled like the column", "for the new key"),
+    (store_column_unscaled, "the column not scaled like the bias", "(no unit fires for it)"),
+    (store_inverse_theta, "the scale worked out as 1 / THETA, which is right only when THETA = 0.5",
+     "(2.33 times the value: the new unit's activation on its key should be 1)"),
     (store_written_out, "the threshold written as 0.5 instead of read from kv.THETA",
      "In this case the check set kv.THETA to 0.3: read kv.THETA inside your function"),
     (store_frozen_default, "the threshold written as 0.5 instead of read from kv.THETA",
@@ -773,6 +793,34 @@ def test_each_wrong_store_fact_gets_its_own_diagnosis(fn, diagnosis, symptom, ca
     assert "Likely mistake: " + diagnosis in out, out
     assert symptom in out, out
     assert kv.THETA == 0.5
+
+
+FORMULAS = ("/ (1 - THETA)", "/(1 - THETA)", "/ (1 - theta)", "1 - kv.THETA)")
+
+
+@pytest.mark.parametrize("fn", [store_unscaled, store_no_threshold, store_scaled_no_threshold, store_bias_unscaled,
+                                store_column_unscaled, store_inverse_theta, store_wrong_sign])
+def test_store_fact_first_failure_names_the_slip_without_the_formula(fn, capsys):
+    """A design exercise: the first failure says what is wrong and which way to go, never the unit's column
+    and bias; it says how to see them."""
+    ok, out = verdict(check_store_fact, fn, capsys)
+    assert not ok and "Likely mistake:" in out
+    assert not any(formula in out for formula in FORMULAS), out
+    assert "If it fails again in this session" in out and "check_store_fact(store_fact, reveal=True)" in out
+
+
+def test_store_fact_reveals_the_unit_after_a_second_failure_or_on_request(capsys):
+    ok, out = verdict(check_store_fact, store_unscaled, capsys)
+    assert not ok and "The answer" not in out
+    ok, out = verdict(check_store_fact, store_bias_unscaled, capsys)
+    assert not ok and "The answer, after your second try: the new unit's column is key / (1 - THETA), its bias " \
+                      "-THETA / (1 - THETA)" in out, out
+    _verdict._FAILED_ATTEMPTS.clear()
+    ok = check_store_fact(store_unscaled, reveal=True)
+    out = capsys.readouterr().out
+    assert not ok and "The answer, as you asked: the new unit's column is key / (1 - THETA)" in out
+    ok, out = verdict(check_store_fact, store_stack, capsys)            # the revealed unit passes
+    assert ok and "The answer" not in out
 
 
 def test_a_threshold_other_than_theta_is_named_by_the_threshold_it_behaves_like(capsys):

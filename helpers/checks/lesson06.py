@@ -14,7 +14,7 @@ import numpy as np
 from helpers import kv_memory
 from helpers.checks._core import (Case, Mistake, Outcome, Report, a_kind, check_function, close, fmt,
                                   not_a_function, run, vector_problem)
-from helpers.checks._verdict import grader, grading
+from helpers.checks._verdict import failed_attempts, grader, grading
 from helpers.ffn import relu
 from helpers.kv_memory import build_memory
 from helpers.kv_memory import ffn_as_sum as _reference_sum
@@ -546,6 +546,9 @@ def _scale():
     return 1 / (1 - kv_memory.THETA)
 
 
+# A design exercise: the learner works out the unit's scale. A first failure names the slip and the direction
+# of the fix in words; the column and bias themselves are shown only after a second failed attempt in this
+# kernel, or on request (check_store_fact(store_fact, reveal=True)).
 _STORE_MISTAKES = [
     Mistake("key and value swapped",
             "The key goes into W1 (a new column: what the unit looks for) and the value into W2 (a new row: "
@@ -553,34 +556,45 @@ _STORE_MISTAKES = [
             lambda W1, b1, W2, key, value: _append(W1, b1, W2, _f(value) * _scale(),
                                                    -kv_memory.THETA * _scale(), _f(key))),
     Mistake("no threshold: the new unit's bias is 0, so it also fires for old keys that point partly its way",
-            "Build the unit as the cell above builds the others: the column key / (1 - THETA) and the bias "
-            "-THETA / (1 - THETA), with THETA = kv.THETA, so that it fires only for queries whose cosine with "
-            "its key exceeds THETA.",
+            "Give the unit a negative bias, so that it stays silent up to cosine kv.THETA, and scale its column "
+            "and bias so that it fires with a = 1 on its own key, as build_memory's units do.",
             lambda W1, b1, W2, key, value: _append(W1, b1, W2, _f(key), 0.0, _f(value))),
-    Mistake("the key scaled by 1 / (1 - THETA) but no threshold (bias 0)",
-            "Add the bias -THETA / (1 - THETA): without it the unit fires for every key that points partly its "
-            "way, and on its own key it fires with a = 1 / (1 - THETA), not 1.",
+    Mistake("the column scaled, but no threshold (bias 0)",
+            "Without a negative bias the unit fires for every key that points partly its way, and on its own key "
+            "it fires above 1. Add the threshold as a bias, scaled by the same number as the column.",
             lambda W1, b1, W2, key, value: _append(W1, b1, W2, _f(key) * _scale(), 0.0, _f(value))),
     Mistake("the threshold with the wrong sign, so the new unit fires for every key",
-            "The bias must be negative, -THETA / (1 - THETA), so that weak matches fall below zero and the "
-            "ReLU silences them.",
+            "The bias must be negative, so that weak matches fall below zero and the ReLU silences them.",
             lambda W1, b1, W2, key, value: _append(W1, b1, W2, _f(key) * _scale(), kv_memory.THETA * _scale(),
                                                    _f(value))),
-    Mistake("the key not scaled by 1 / (1 - THETA), so the unit fires with a = 1 - THETA on its own key "
-            "and writes a shortened value",
-            "Use the column key / (1 - THETA) and the bias -THETA / (1 - THETA): on its own key the unit "
-            "then has a = (1 - THETA) / (1 - THETA) = 1 and writes exactly the value.",
+    Mistake("the unit not rescaled: on its own key it fires with a = 1 - THETA, so it writes a shortened value",
+            "That is the plain unit, column key and bias -THETA. Multiply its column and its bias by the one "
+            "positive number that makes a = 1 on its own key (cosine 1); the zero at cosine THETA stays where "
+            "it is.",
             lambda W1, b1, W2, key, value: _append(W1, b1, W2, _f(key), -kv_memory.THETA, _f(value))),
-    Mistake("the bias not scaled: -THETA instead of -THETA / (1 - THETA)",
-            "Scale the bias like the key: -THETA / (1 - THETA), so the unit switches on exactly where the "
-            "cosine passes THETA.",
+    Mistake("the bias not scaled like the column",
+            "Multiply the bias -THETA by the same number as the column, so that the unit still switches on "
+            "exactly where the cosine passes THETA.",
             lambda W1, b1, W2, key, value: _append(W1, b1, W2, _f(key) * _scale(), -kv_memory.THETA,
                                                    _f(value))),
+    Mistake("the column not scaled like the bias",
+            "Multiply the column (the key) by the same number as the bias: scaled alone, the bias moves the "
+            "threshold, here so far that the unit barely fires.",
+            lambda W1, b1, W2, key, value: _append(W1, b1, W2, _f(key), -kv_memory.THETA * _scale(),
+                                                   _f(value))),
+    Mistake("the scale worked out as 1 / THETA, which is right only when THETA = 0.5",
+            "At THETA = 0.5 the numbers 1 / THETA and the right scale coincide. Work the scale out at any "
+            "threshold: the unit is a = s * relu(cos - THETA), and it must be 1 where the cosine is 1.",
+            lambda W1, b1, W2, key, value: _append(W1, b1, W2, _f(key) / kv_memory.THETA, -1.0, _f(value))),
     Mistake("the threshold written as 0.5 instead of read from kv.THETA",
             f"Read the threshold from kv.THETA inside your function (theta = kv.THETA): in one case the "
             f"check sets kv.THETA to {OTHER_THETA}, and your unit kept the old 0.5.",
             lambda W1, b1, W2, key, value: _append(W1, b1, W2, _f(key) / 0.5, -1.0, _f(value))),
 ]
+
+_STORE_ANSWER = ("the new unit's column is key / (1 - THETA), its bias -THETA / (1 - THETA) and its row of W2 the "
+                 "value, with THETA = kv.THETA read inside your function: then a = relu(cos - THETA) / (1 - THETA), "
+                 "0 up to the threshold and 1 on the key itself.")
 
 
 @dataclass
@@ -679,11 +693,14 @@ def _run_store(fn, store: _StoreCase) -> tuple[Outcome, _Recalled]:
 
 
 @grader
-def check_store_fact(fn) -> bool:
+def check_store_fact(fn, reveal: bool = False) -> bool:
     """Grade `store_fact(W1, b1, W2, key, value)`: new weights with one more unit that stores key -> value,
     built like the others with the threshold kv.THETA. Judged by what the new memory returns for every old
     key, for the new one, and for two probe queries near the new key; one case sets kv.THETA to another
-    value, so a threshold written out as a number shows."""
+    value, so a threshold written out as a number shows.
+
+    A design exercise: a failure names the slip in words; the unit's column and bias are shown after a
+    second failed attempt in this kernel, or at once with reveal=True."""
     title = "store_fact"
     if not callable(fn):
         return not_a_function(title, fn)
@@ -724,9 +741,22 @@ def check_store_fact(fn) -> bool:
             label, mistake = found
             report.line(f"{label}: {mistake.name}. {mistake.fix}")
         else:
-            report.line("Hint: compare your new column, bias and row with those the cell above gives each "
-                        "unit, with theta = kv.THETA read inside your function.")
+            report.line("Hint: compare what your new unit does with what build_memory's units do: silent up "
+                        "to cosine kv.THETA (read inside your function), a = 1 on its own key.")
+        _reveal_store(report, reveal)
     return report.finish(len(stores), len(failures), hidden=hidden, hidden_skipped=not run_hidden)
+
+
+def _reveal_store(report: Report, reveal: bool) -> None:
+    """After a failure: the unit on request or after a second failed attempt, else how to get it."""
+    if reveal:
+        report.line(f"The answer, as you asked: {_STORE_ANSWER}")
+    elif failed_attempts("store_fact") >= 1:
+        report.line(f"The answer, after your second try: {_STORE_ANSWER}")
+    else:
+        report.line("Fix that and run the check again. If it fails again in this session (this kernel: a restart "
+                    "starts the count afresh), the check shows the unit's column and bias; "
+                    "check_store_fact(store_fact, reveal=True) shows them at any time.")
 
 
 def _new_unit(weights, args):

@@ -54,3 +54,17 @@ def test_every_question_has_a_right_answer_that_passes_and_wrong_ones_that_expla
 
 def test_four_questions_on_the_core_path():
     assert [q.id for q in QUIZ.questions] == ["one-row", "gpt2-ffn", "share", "chunks"]
+
+
+@pytest.mark.parametrize("qid, giveaways", [
+    ("one-row", ["no row's result depends", "never across rows"]),
+    ("share", ["45 %", "45%"]),
+])
+def test_wrong_options_do_not_state_the_right_one(qid, giveaways):
+    """A wrong option's feedback explains its misconception; it does not hand over the right option."""
+    q = question(qid)
+    for letter in q.letters():
+        if letter not in q.correct_letters():
+            text = q.judge(letter).text
+            for phrase in giveaways:
+                assert phrase not in text, (letter, text)

@@ -242,6 +242,8 @@ def unit(wa, wb, wc, bias, out=1.0, b2=0.0):
     (unit(1, 0.5, -1, -0.75), "it fires for A alone. The threshold is too low"),          # only A crosses
     (unit(1, 1, -1, -1, out=2.0), "the right pattern but the wrong height: it outputs 2"),
     (unit(1, 1, -1, -1.5), "the right pattern but the wrong height: it outputs 0.5"),
+    (unit(1, 1, -1, -1, out=1 + 1e-9), "the right pattern but the wrong height: it outputs 1.000000001 "
+                                       "(off by 1e-09)"),                                  # a hair too high
     (unit(1, 1, -1, -1, out=-1.0, b2=1.0), "the signs are flipped"),
     (unit(1, 1, -1, -5), "silent everywhere"),
     (unit(1, 1, -1, -2), "silent everywhere"),                                             # just too high
@@ -291,6 +293,17 @@ def test_detector_weights_header_says_unit_or_units(capsys):
 def test_detector_weights_bad_shapes(answer, message, capsys):
     assert not check_detector_weights(lambda: answer)
     assert message in capsys.readouterr().out
+
+
+def test_detector_a_near_miss_shows_enough_digits(capsys):
+    """1 + 1e-9 fails the 1e-9 tolerance: the line must not read "expected 1, got 1"."""
+    assert not check_detector_weights(lambda: unit(1, 1, -1, -1, out=1 + 1e-9))
+    out = capsys.readouterr().out
+    assert "expected 1, got 1.000000001 (off by 1e-09)" in out and "expected 1, got 1\n" not in out
+    assert not check_detector_weights(lambda: unit(1, 1, -1, -1, b2=-3e-9))
+    out = capsys.readouterr().out
+    assert "A=1 B=1 C=0: expected 1, got 0.999999997 (off by 3e-09)" in out
+    assert "A=0 B=0 C=0: expected 0, got -3e-09" in out                 # distinct already: shown as it was
 
 
 def test_detector_weights_stub_exception_and_not_a_function(capsys):
@@ -347,6 +360,20 @@ def test_each_exercise_has_a_full_bank():
 
 
 # ---- first failures name the slip in words and hand over no code (a reveal is the detector's, on request) ----
+def test_collapse_first_failure_says_what_is_wrong_without_the_formula(capsys):
+    """collapse's answer is two formulas: no named mistake may write either out (b1 forgotten says in words
+    that b1 passes through W2 too)."""
+    for mistake in lesson05._COLLAPSE_MISTAKES:
+        assert not check_collapse(mistake.fn)
+        (line,) = [line for line in capsys.readouterr().out.splitlines() if "Likely mistake:" in line]
+        assert mistake.name in line
+        for formula in ("W1 @ W2", "b1 @ W2", "b1 W2 + b2", "W1 W2", "= b1"):
+            assert formula not in line, line
+    assert not check_collapse(lambda W1, b1, W2, b2: (W1 @ W2, b2))
+    out = capsys.readouterr().out
+    assert "b1 forgotten in the combined bias. b1 is added before W2, so it passes through W2 too" in out
+
+
 @pytest.mark.parametrize("fn, named", [
     (lambda W1, W2: W1 @ W2, "the identity forgotten"),
     (lambda W1, W2: 1.0 + W1 @ W2, "1 added to every entry instead of the identity"),

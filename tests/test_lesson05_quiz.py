@@ -47,3 +47,18 @@ def test_the_right_option_is_not_the_one_that_stands_out_by_length(q):
     right = [len(o.text) for o in q.options if o.correct]
     wrong = [len(o.text) for o in q.options if not o.correct]
     assert max(right) <= 1.15 * max(wrong), [o.text for o in q.options]
+
+
+@pytest.mark.parametrize("qid, giveaways", [
+    ("residual", ["one affine map", "(I + W1 W2)", "gives one", "into one"]),
+    ("corner-sum", ["corner sum"]),
+    ("attention", ["softmax of scores", "softmax of token-dependent scores"]),
+])
+def test_wrong_options_do_not_state_the_right_one(qid, giveaways):
+    """A wrong option's feedback explains its misconception; it does not hand over the right option."""
+    q = question(qid)
+    for letter in q.letters():
+        if letter not in q.correct_letters():
+            text = q.judge(letter).text
+            for phrase in giveaways:
+                assert phrase.lower() not in text.lower(), (letter, text)

@@ -7,8 +7,14 @@ import numpy as np
 import pytest
 
 from helpers import kv_memory as kv
-from helpers.checks import check_ffn_as_sum, check_store_fact, check_top_units
+from helpers.checks import _verdict, check_ffn_as_sum, check_store_fact, check_top_units
 from helpers.checks import lesson06 as L
+
+
+@pytest.fixture(autouse=True)
+def fresh_attempts(monkeypatch):
+    """Each test starts as a kernel would: no failed attempt yet (store_fact reveals after the second)."""
+    monkeypatch.setattr(_verdict, "_FAILED_ATTEMPTS", {})
 
 
 def verdict(check, fn, capsys):
@@ -420,21 +426,27 @@ def top_squared_lengths(x, W1, b1, W2, k):
     return [int(j) for j in np.argsort((C ** 2).sum(axis=1))[::-1][:k]]
 
 
-RIGHT_TOPS = [top_numpy, top_sorted, top_array_reversed, top_heap, top_squared_lengths]
+def top_norm_ord2(x, W1, b1, W2, k):
+    """The Euclidean norm asked for by name (ord=2 on a vector)."""
+    C = np.maximum(x @ W1 + b1, 0)[:, None] * W2
+    return [int(j) for j in np.argsort(-np.array([np.linalg.norm(row, ord=2) for row in C]))[:k]]
+
+
+RIGHT_TOPS = [top_numpy, top_sorted, top_array_reversed, top_heap, top_squared_lengths, top_norm_ord2]
 
 
 @pytest.mark.parametrize("fn", RIGHT_TOPS)
 def test_correct_top_units_pass(fn, capsys):
     ok, out = verdict(check_top_units, fn, capsys)
     assert ok, out
-    assert "all 4 public cases pass" in out
+    assert "all 5 public cases pass" in out
 
 
 def test_correct_top_units_pass_the_hidden_case_when_graded(monkeypatch, capsys):
     monkeypatch.setenv("FFN_GRADING", "1")
     for fn in RIGHT_TOPS:
         ok, out = verdict(check_top_units, fn, capsys)
-        assert ok and "all 5 cases pass, 1 of them hidden" in out, out
+        assert ok and "all 6 cases pass, 1 of them hidden" in out, out
 
 
 def _sizes(x, W1, b1, W2):
@@ -483,6 +495,24 @@ def top_norm_axis0(x, W1, b1, W2, k):
     return list(np.argsort(-sizes)[:k])
 
 
+def top_l1(x, W1, b1, W2, k):
+    """The trial learner's slip: the length as the sum of absolute values (L1)."""
+    a = np.maximum(x @ W1 + b1, 0)
+    return list(np.argsort(-(a * np.abs(W2).sum(axis=1)))[:k])
+
+
+def top_l1_ord(x, W1, b1, W2, k):
+    """The same, asked of np.linalg.norm with ord=1."""
+    C = np.maximum(x @ W1 + b1, 0)[:, None] * W2
+    return [int(j) for j in np.argsort(-np.linalg.norm(C, ord=1, axis=1))[:k]]
+
+
+def top_max_norm(x, W1, b1, W2, k):
+    """The length as the largest coordinate (ord=np.inf)."""
+    C = np.maximum(x @ W1 + b1, 0)[:, None] * W2
+    return [int(j) for j in np.argsort(-np.linalg.norm(C, ord=np.inf, axis=1))[:k]]
+
+
 def top_from_one(x, W1, b1, W2, k):
     return [int(j) + 1 for j in np.argsort(-_sizes(x, W1, b1, W2))[:k]]
 
@@ -497,6 +527,9 @@ def top_from_one(x, W1, b1, W2, k):
     (top_rows_of_W1, "keys read from the rows of W1"),
     (top_columns_of_W2, "values read from the columns of W2"),
     (top_norm_axis0, "norm taken over the wrong axis"),
+    (top_l1, "the length measured with the sum of absolute values (L1), not the Euclidean norm"),
+    (top_l1_ord, "the length measured with the sum of absolute values (L1), not the Euclidean norm"),
+    (top_max_norm, "the length measured with the largest coordinate (the max norm), not the Euclidean norm"),
 ])
 def test_each_wrong_top_units_gets_its_own_diagnosis(fn, diagnosis, capsys):
     ok, out = verdict(check_top_units, fn, capsys)
@@ -549,8 +582,31 @@ def test_the_right_units_in_another_order_are_named(capsys):
         return units
     ok, out = verdict(check_top_units, shuffled, capsys)
     assert not ok and "returned the right units in another order" in out, out
+    assert "unit 4 comes before unit 1, though ||a_j u_j|| is 2.25 for unit 1 and 1.8 for unit 4" in out, out
     ok, out = verdict(check_top_units, top_argpartition, capsys)
     assert ok or "another order" in out or "smallest first" in out, out
+
+
+def test_a_list_sorted_by_another_length_is_not_told_to_sort(monkeypatch, capsys):
+    """On the hidden case the L1 ranking picks the right units in another order: the message says which pair
+    is out of order by the Euclidean length, not only "list them largest first" (the list was sorted)."""
+    monkeypatch.setenv("FFN_GRADING", "1")
+    ok, out = verdict(check_top_units, top_l1, capsys)
+    hidden = next(line for line in out.splitlines() if "top 4" in line)
+    assert not ok and "the right units in another order, [7, 5, 0, 2]: unit 0 comes before unit 2" in hidden
+    assert "check the key you sorted by" in hidden
+    assert "Likely mistake: the length measured with the sum of absolute values (L1)" in out
+
+
+def test_the_shaped_case_tells_the_euclidean_length_from_l1_and_max():
+    case = L._top_cases()[-1]
+    args = [case.args[n] for n in ("x", "W1", "b1", "W2")]
+    C = np.maximum(args[0] @ args[1] + args[2], 0)[:, None] * args[3]
+    assert kv.top_units(*args, 2) == [2, 0]
+    assert list(np.argsort(-np.abs(C).sum(axis=1))[:2]) == [2, 1]
+    assert list(np.argsort(-np.abs(C).max(axis=1))[:2]) == [0, 3]
+    lengths = np.sort(np.linalg.norm(C, axis=1))[::-1]
+    assert lengths[1] - lengths[2] > 0.05                 # the top 2 are clear of the third
 
 
 @pytest.mark.parametrize("fn, message", [
@@ -694,6 +750,16 @@ def store_bias_unscaled(W1, b1, W2, key, value):
     return np.column_stack([W1, key * s]), np.append(b1, -kv.THETA), np.vstack([W2, value])
 
 
+def store_column_unscaled(W1, b1, W2, key, value):
+    """Only the bias scaled: the threshold moves to cosine THETA / (1 - THETA) = 1, and the unit never fires."""
+    return np.column_stack([W1, key]), np.append(b1, -kv.THETA / (1 - kv.THETA)), np.vstack([W2, value])
+
+
+def store_inverse_theta(W1, b1, W2, key, value):
+    """The scale worked out from the printed numbers as 1 / THETA (2 at THETA = 0.5, like 1 / (1 - THETA))."""
+    return np.column_stack([W1, key / kv.THETA]), np.append(b1, -1.0), np.vstack([W2, value])
+
+
 def store_written_out(W1, b1, W2, key, value):
     """The threshold typed in as its printed value, 0.5."""
     return np.column_stack([W1, key / 0.5]), np.append(b1, -0.5 / 0.5), np.vstack([W2, value])
@@ -708,10 +774,14 @@ def store_frozen_default(W1, b1, W2, key, value, theta=kv.THETA):
     (store_swapped, "key and value swapped", "for the new key"),
     (store_no_threshold, "no threshold: the new unit's bias is 0",
      "the new unit fires for old key 0 too (a = 0.276), so its threshold is too low"),
-    (store_scaled_no_threshold, "the key scaled by 1 / (1 - THETA) but no threshold", "for the new key"),
+    (store_scaled_no_threshold, "the column scaled, but no threshold (bias 0)", "for the new key"),
     (store_wrong_sign, "the threshold with the wrong sign", "for the new key"),
-    (store_unscaled, "the key not scaled by 1 / (1 - THETA)", "(0.5 times the value: the new unit's activation"),
-    (store_bias_unscaled, "the bias not scaled", "for the new key"),
+    (store_unscaled, "the unit not rescaled: on its own key it fires with a = 1 - THETA",
+     "(0.5 times the value: the new unit's activation"),
+    (store_bias_unscaled, "the bias not scaled like the column", "for the new key"),
+    (store_column_unscaled, "the column not scaled like the bias", "(no unit fires for it)"),
+    (store_inverse_theta, "the scale worked out as 1 / THETA, which is right only when THETA = 0.5",
+     "(2.33 times the value: the new unit's activation on its key should be 1)"),
     (store_written_out, "the threshold written as 0.5 instead of read from kv.THETA",
      "In this case the check set kv.THETA to 0.3: read kv.THETA inside your function"),
     (store_frozen_default, "the threshold written as 0.5 instead of read from kv.THETA",
@@ -723,6 +793,34 @@ def test_each_wrong_store_fact_gets_its_own_diagnosis(fn, diagnosis, symptom, ca
     assert "Likely mistake: " + diagnosis in out, out
     assert symptom in out, out
     assert kv.THETA == 0.5
+
+
+FORMULAS = ("/ (1 - THETA)", "/(1 - THETA)", "/ (1 - theta)", "1 - kv.THETA)")
+
+
+@pytest.mark.parametrize("fn", [store_unscaled, store_no_threshold, store_scaled_no_threshold, store_bias_unscaled,
+                                store_column_unscaled, store_inverse_theta, store_wrong_sign])
+def test_store_fact_first_failure_names_the_slip_without_the_formula(fn, capsys):
+    """A design exercise: the first failure says what is wrong and which way to go, never the unit's column
+    and bias; it says how to see them."""
+    ok, out = verdict(check_store_fact, fn, capsys)
+    assert not ok and "Likely mistake:" in out
+    assert not any(formula in out for formula in FORMULAS), out
+    assert "If it fails again in this session" in out and "check_store_fact(store_fact, reveal=True)" in out
+
+
+def test_store_fact_reveals_the_unit_after_a_second_failure_or_on_request(capsys):
+    ok, out = verdict(check_store_fact, store_unscaled, capsys)
+    assert not ok and "The answer" not in out
+    ok, out = verdict(check_store_fact, store_bias_unscaled, capsys)
+    assert not ok and "The answer, after your second try: the new unit's column is key / (1 - THETA), its bias " \
+                      "-THETA / (1 - THETA)" in out, out
+    _verdict._FAILED_ATTEMPTS.clear()
+    ok = check_store_fact(store_unscaled, reveal=True)
+    out = capsys.readouterr().out
+    assert not ok and "The answer, as you asked: the new unit's column is key / (1 - THETA)" in out
+    ok, out = verdict(check_store_fact, store_stack, capsys)            # the revealed unit passes
+    assert ok and "The answer" not in out
 
 
 def test_a_threshold_other_than_theta_is_named_by_the_threshold_it_behaves_like(capsys):

@@ -157,6 +157,25 @@ def test_route_names_each_mistake(fn, diagnosis, capsys):
     assert out.count("Likely mistake") + out.count("Possibly") == 1
 
 
+def test_route_shows_the_learners_answer_as_returned(capsys):
+    """The report shows the experts and weights in the order the function returned them, not re-sorted by its
+    own weights (softmax over axis 0 gave [[1, 4], ...] from the learner's [[4, 1], ...]); the mistake is still
+    named."""
+    result, out = grade(check_route, route_axis0, capsys)
+    first = next(line for line in out.splitlines() if "Mixtral's layout" in line)
+    assert "got experts [[4, 1], [7, 3], [6, 7], [6, 5]] with weights [[0.1527, 0.284]," in first, first
+    assert "Likely mistake: softmax taken down the tokens (axis=0)" in out and not result
+    assert result.mistake.startswith("softmax taken down the tokens (axis=0)")
+
+    def worst_first_linear(logits, k):            # a valid order (worst first), wrong weights
+        experts, weights = route_linear(logits, k)
+        return experts[:, ::-1], weights[:, ::-1]
+    result, out = grade(check_route, worst_first_linear, capsys)
+    first = next(line for line in out.splitlines() if "Mixtral's layout" in line)
+    assert "got experts [[1, 4], [3, 7], [7, 6], [5, 6]]" in first, first
+    assert "Likely mistake: weights are the chosen logits divided by their sum" in out
+
+
 def test_route_k_ignored_is_explained_by_the_shape(capsys):
     result, out = grade(check_route, route_always_two, capsys)
     assert not result

@@ -474,5 +474,5 @@ def test_gelu_backward_hint_is_not_the_whole_answer(capsys):
         return dh * (special.ndtr(z) + z * stats.norm.pdf(z)) / 2
     assert not check_gelu_backward(half_slope)
     out = capsys.readouterr().out
-    assert "Hint: print your slope" in out and "1.0833" in out, out
+    assert "Hint: print your slope" in out and "1.0833" in out and "1 · φ(1) = 0.2420" in out, out
     assert "np.exp" not in out and "exp(-z" not in out and "ndtr" not in out, out

@@ -48,36 +48,39 @@ def _collapse_reference(W1, b1, W2, b2):
 
 # The matrix and the bias go wrong independently, so the known mistakes are each wrong W with the right b,
 # each wrong b with the right W, and every pair of them (one mistake in each line of the learner's code).
+# The fixes say in words what is wrong and where to look; none of them writes out W or b (that is the answer).
 _W_SLIPS = [
     ("the product in the wrong order, W2 W1",
-     "A row vector meets W1 first: x @ W1 @ W2, so W = W1 @ W2 (shape (d_in, d_out)).",
+     "A row vector meets W1 first and W2 second, so the collapsed matrix multiplies them in that order; "
+     "it has shape (d_in, d_out).",
      lambda W1, W2: W2 @ W1),
     ("W1 and W2 multiplied element by element",
-     "`*` multiplies entry by entry; the composition of two layers is the matrix product W1 @ W2.",
+     "`*` multiplies entry by entry; composing two layers is a matrix product (`@`).",
      lambda W1, W2: W1 * W2),
     ("W transposed (the column-vector convention)",
-     "In the row-vector convention x @ W the collapsed matrix is W1 @ W2, with shape (d_in, d_out); "
-     "(W1 @ W2).T belongs to the W @ x convention.",
+     "In the row-vector convention x @ W the collapsed matrix has shape (d_in, d_out); yours is its "
+     "transpose, the matrix the W @ x convention would use.",
      lambda W1, W2: (W1 @ W2).T),
 ]
 _B_SLIPS = [
     ("b1 forgotten in the combined bias",
-     "b1 is added before W2, so it goes through W2 too: the combined bias is b1 @ W2 + b2, not b2 alone.",
+     "b1 is added before W2, so it passes through W2 too: it belongs in the combined bias, after W2 has acted "
+     "on it.",
      lambda b1, W2, b2: b2),
     ("b1 not multiplied by W2",
-     "(x W1 + b1) W2 = x W1 W2 + b1 W2: the bias b1 travels through W2 like the rest of the hidden vector. "
-     "Use b = b1 @ W2 + b2.",
+     "b1 travels through W2 like the rest of the hidden vector: expand (x W1 + b1) W2 and see what b1 "
+     "becomes.",
      lambda b1, W2, b2: b1 + b2),
     ("b2 forgotten in the combined bias",
-     "The second layer still adds b2 at the end: b = b1 @ W2 + b2.",
+     "The second layer still adds b2 at the end, so the combined bias contains it too.",
      lambda b1, W2, b2: b1 @ W2),
     ("the bias in the column-vector convention, W2 b1 + b2",
-     "b1 is a row here, like x: it meets W2 from the left, b1 @ W2 + b2.",
+     "b1 is a row here, like x: it meets W2 from the left, as x does.",
      lambda b1, W2, b2: W2 @ b1 + b2),
 ]
 _COLUMN_BOTH = ("the column-vector convention throughout: W = W2 W1 and b = W2 b1 + b2",
-                "That is the collapse for W @ x. Here tokens are rows, x @ W1 @ W2, so W = W1 @ W2 and "
-                "b = b1 @ W2 + b2 (see the conventions card).")
+                "That is the collapse for W @ x. Here tokens are rows and meet W1 first, then W2: read both the "
+                "matrix and the bias in that order (see the conventions card).")
 
 
 def _collapse_mistakes() -> list[Mistake]:
@@ -320,6 +323,14 @@ def _detector_shapes(value: Any) -> tuple[list[np.ndarray] | None, str | None]:
     return [W1, b1.reshape(k), W2.reshape(k, 1), b2.reshape(1)], None
 
 
+def _value(got: float, want: float) -> str:
+    """got for a verdict line: as fmt shows it, or, when that would read as the expected value although it
+    is off by more than the tolerance (1 + 1e-9 shows as 1), with 12 significant figures and the gap."""
+    if fmt(got) != fmt(want):
+        return fmt(got)
+    return f"{got:.12g} (off by {abs(got - want):.1g})"
+
+
 def _detector_output(W1, b1, W2, b2) -> np.ndarray:
     return (np.maximum(INPUTS @ W1 + b1, 0.0) @ W2 + b2)[:, 0]   # (8,)
 
@@ -361,7 +372,7 @@ def _detector_diagnosis(out: np.ndarray) -> str:
     if not fires[(1, 1, 0)]:
         return ("it stays silent for A=1 B=1 C=0, the one input it should answer. Lower the threshold "
                 "(b1 less negative) until A + B crosses it")
-    return (f"the right pattern but the wrong height: it outputs {fmt(at[(1, 1, 0)])} for A=1 B=1 C=0. "
+    return (f"the right pattern but the wrong height: it outputs {_value(at[(1, 1, 0)], 1.0)} for A=1 B=1 C=0. "
             "Scale W2 (or the pre-activation) so that this output is exactly 1")
 
 
@@ -415,7 +426,7 @@ def _judge_detector(title: str, fn) -> bool:
             report.passed(f"{_label(abc)} -> {fmt(want)}")
         else:
             n_failed += 1
-            report.failed(_label(abc), f"expected {fmt(want)}, got {fmt(got)}")
+            report.failed(_label(abc), f"expected {fmt(want)}, got {_value(got, want)}")
     if n_failed:
         report.line(f"Likely mistake: {_detector_diagnosis(out)}.")
     return report.finish(len(_ROWS), n_failed)

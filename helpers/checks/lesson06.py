@@ -14,7 +14,7 @@ import numpy as np
 from helpers import kv_memory
 from helpers.checks._core import (Case, Mistake, Outcome, Report, a_kind, check_function, close, fmt,
                                   not_a_function, run, vector_problem)
-from helpers.checks._verdict import grader, grading
+from helpers.checks._verdict import failed_attempts, grader, grading
 from helpers.ffn import relu
 from helpers.kv_memory import build_memory
 from helpers.kv_memory import ffn_as_sum as _reference_sum
@@ -387,6 +387,16 @@ _TOP_MISTAKES = [
             "The contributions a_j u_j are the rows of a[:, None] * W2, shape (d_ff, d): take each row's length "
             "with np.linalg.norm(..., axis=1). axis=0 gives d numbers, so the indices ranked were coordinates.",
             lambda x, W1, b1, W2, k: _rank(np.linalg.norm(_acts(x, W1, b1)[:, None] * _f(W2), axis=0), k)),
+    Mistake("the length measured with the sum of absolute values (L1), not the Euclidean norm",
+            "The length of a_j u_j is its Euclidean norm, the square root of the sum of its squared "
+            "coordinates: np.linalg.norm(..., axis=1) with its default ord. The sum of absolute values "
+            "(ord=1) ranks a vector spread over many coordinates above a longer one that points along few.",
+            lambda x, W1, b1, W2, k: _rank(np.abs(_acts(x, W1, b1)[:, None] * _f(W2)).sum(axis=1), k)),
+    Mistake("the length measured with the largest coordinate (the max norm), not the Euclidean norm",
+            "The length of a_j u_j is its Euclidean norm, the square root of the sum of its squared "
+            "coordinates: np.linalg.norm(..., axis=1) with its default ord. The largest coordinate "
+            "(ord=np.inf, or np.abs(...).max) ignores every other coordinate.",
+            lambda x, W1, b1, W2, k: _rank(np.abs(_acts(x, W1, b1)[:, None] * _f(W2)).max(axis=1), k)),
     Mistake("counting units from 1", "Python counts from 0: the first hidden unit is unit 0.",
             lambda x, W1, b1, W2, k: [j + 1 for j in _reference_top(_f(x), _f(W1), _f(b1), _f(W2), k)]),
 ]
@@ -400,6 +410,14 @@ def _top_case(name, rng, x, z, value_lengths, k):
     directions = rng.normal(size=(len(z), len(x)))
     W2 = directions / np.linalg.norm(directions, axis=1, keepdims=True) * value_lengths[:, None]
     return Case(name, {"x": x, "W1": W1, "b1": z - x @ W1, "W2": W2, "k": k})
+
+
+def _shaped_case(name, rng, x, z, W2, k):
+    """A case with chosen pre-activations z and chosen values (the rows of W2), for values whose shapes
+    matter: one along a single axis, others spread over every coordinate."""
+    x = _f(x)
+    W1 = np.round(rng.normal(size=(len(x), len(z))), 2)                       # (d, d_ff)
+    return Case(name, {"x": x, "W1": W1, "b1": _f(z) - x @ W1, "W2": _f(W2), "k": k})
 
 
 def _top_cases():
@@ -416,6 +434,12 @@ def _top_cases():
                   [1.0, 2.5, 0.7, 2.0, 1.2, 4.0, 1.5, 0.9], 3),
         _top_case("a 3 -> 6 -> 3 FFN, top 1", rng,
                   [1.0, 0.5, -0.5], [0.5, 1.2, -2.0, 0.7, 0.2, 1.0], [1.0, 0.5, 3.0, 1.4, 2.0, 0.8], 1),
+        # Lengths measured another way rank these values differently: the Euclidean norm gives units 2, 0;
+        # the sum of absolute values (L1) 2, 1; the largest coordinate (max norm) 0, 3.
+        _shaped_case("a 3 -> 6 -> 3 FFN whose values differ in shape (one along an axis, others spread), top 2",
+                     np.random.default_rng(18), [0.7, -0.2, 0.4], [1.0, 1.0, 0.9, 1.1, -0.6, 0.5],
+                     [[1.9, 0.0, 0.0], [1.0, -1.0, 1.0], [1.4, 1.4, 1.1], [0.0, 1.6, 0.3], [2.0, 2.0, 2.0],
+                      [0.4, -0.3, 0.2]], 2),
     ]
 
 
@@ -458,11 +482,18 @@ def _units_problem(value, case):
     if any(not 0 <= int(v) < d_ff for v in value):
         hint = " (did you count from 1?)" if max(int(v) for v in value) == d_ff else ""
         return f"returned {fmt(value)}; unit indices run from 0 to {d_ff - 1}{hint}"
-    right = _reference_top(*(_f(case.args[n]) for n in ("x", "W1", "b1", "W2")), k)
+    args = [_f(case.args[n]) for n in ("x", "W1", "b1", "W2")]
+    right = _reference_top(*args, k)
     got = [int(v) for v in value]
     if sorted(got) == sorted(right) and got not in (right, right[::-1]):
-        return (f"returned the right units in another order, {fmt(got)}; list them largest first (a sort by "
-                "size keeps the order; np.argpartition and sets do not)")
+        # Only the order is wrong: either no sort at all, or a sort by another key. Say which pair is out of
+        # order by the true lengths, so that both learners can see it.
+        sizes = _sizes(*args)
+        before, after = next((i, j) for i, j in zip(got, got[1:]) if sizes[j] > sizes[i])
+        return (f"returned the right units in another order, {fmt(got)}: unit {before} comes before unit "
+                f"{after}, though ||a_j u_j|| is {sizes[after]:.3g} for unit {after} and {sizes[before]:.3g} "
+                f"for unit {before}. List them by that Euclidean length, largest first (if you sorted, check "
+                "the key you sorted by; np.argpartition and sets keep no order)")
     return None
 
 
@@ -515,6 +546,9 @@ def _scale():
     return 1 / (1 - kv_memory.THETA)
 
 
+# A design exercise: the learner works out the unit's scale. A first failure names the slip and the direction
+# of the fix in words; the column and bias themselves are shown only after a second failed attempt in this
+# kernel, or on request (check_store_fact(store_fact, reveal=True)).
 _STORE_MISTAKES = [
     Mistake("key and value swapped",
             "The key goes into W1 (a new column: what the unit looks for) and the value into W2 (a new row: "
@@ -522,34 +556,45 @@ _STORE_MISTAKES = [
             lambda W1, b1, W2, key, value: _append(W1, b1, W2, _f(value) * _scale(),
                                                    -kv_memory.THETA * _scale(), _f(key))),
     Mistake("no threshold: the new unit's bias is 0, so it also fires for old keys that point partly its way",
-            "Build the unit as the cell above builds the others: the column key / (1 - THETA) and the bias "
-            "-THETA / (1 - THETA), with THETA = kv.THETA, so that it fires only for queries whose cosine with "
-            "its key exceeds THETA.",
+            "Give the unit a negative bias, so that it stays silent up to cosine kv.THETA, and scale its column "
+            "and bias so that it fires with a = 1 on its own key, as build_memory's units do.",
             lambda W1, b1, W2, key, value: _append(W1, b1, W2, _f(key), 0.0, _f(value))),
-    Mistake("the key scaled by 1 / (1 - THETA) but no threshold (bias 0)",
-            "Add the bias -THETA / (1 - THETA): without it the unit fires for every key that points partly its "
-            "way, and on its own key it fires with a = 1 / (1 - THETA), not 1.",
+    Mistake("the column scaled, but no threshold (bias 0)",
+            "Without a negative bias the unit fires for every key that points partly its way, and on its own key "
+            "it fires above 1. Add the threshold as a bias, scaled by the same number as the column.",
             lambda W1, b1, W2, key, value: _append(W1, b1, W2, _f(key) * _scale(), 0.0, _f(value))),
     Mistake("the threshold with the wrong sign, so the new unit fires for every key",
-            "The bias must be negative, -THETA / (1 - THETA), so that weak matches fall below zero and the "
-            "ReLU silences them.",
+            "The bias must be negative, so that weak matches fall below zero and the ReLU silences them.",
             lambda W1, b1, W2, key, value: _append(W1, b1, W2, _f(key) * _scale(), kv_memory.THETA * _scale(),
                                                    _f(value))),
-    Mistake("the key not scaled by 1 / (1 - THETA), so the unit fires with a = 1 - THETA on its own key "
-            "and writes a shortened value",
-            "Use the column key / (1 - THETA) and the bias -THETA / (1 - THETA): on its own key the unit "
-            "then has a = (1 - THETA) / (1 - THETA) = 1 and writes exactly the value.",
+    Mistake("the unit not rescaled: on its own key it fires with a = 1 - THETA, so it writes a shortened value",
+            "That is the plain unit, column key and bias -THETA. Multiply its column and its bias by the one "
+            "positive number that makes a = 1 on its own key (cosine 1); the zero at cosine THETA stays where "
+            "it is.",
             lambda W1, b1, W2, key, value: _append(W1, b1, W2, _f(key), -kv_memory.THETA, _f(value))),
-    Mistake("the bias not scaled: -THETA instead of -THETA / (1 - THETA)",
-            "Scale the bias like the key: -THETA / (1 - THETA), so the unit switches on exactly where the "
-            "cosine passes THETA.",
+    Mistake("the bias not scaled like the column",
+            "Multiply the bias -THETA by the same number as the column, so that the unit still switches on "
+            "exactly where the cosine passes THETA.",
             lambda W1, b1, W2, key, value: _append(W1, b1, W2, _f(key) * _scale(), -kv_memory.THETA,
                                                    _f(value))),
+    Mistake("the column not scaled like the bias",
+            "Multiply the column (the key) by the same number as the bias: scaled alone, the bias moves the "
+            "threshold, here so far that the unit barely fires.",
+            lambda W1, b1, W2, key, value: _append(W1, b1, W2, _f(key), -kv_memory.THETA * _scale(),
+                                                   _f(value))),
+    Mistake("the scale worked out as 1 / THETA, which is right only when THETA = 0.5",
+            "At THETA = 0.5 the numbers 1 / THETA and the right scale coincide. Work the scale out at any "
+            "threshold: the unit is a = s * relu(cos - THETA), and it must be 1 where the cosine is 1.",
+            lambda W1, b1, W2, key, value: _append(W1, b1, W2, _f(key) / kv_memory.THETA, -1.0, _f(value))),
     Mistake("the threshold written as 0.5 instead of read from kv.THETA",
             f"Read the threshold from kv.THETA inside your function (theta = kv.THETA): in one case the "
             f"check sets kv.THETA to {OTHER_THETA}, and your unit kept the old 0.5.",
             lambda W1, b1, W2, key, value: _append(W1, b1, W2, _f(key) / 0.5, -1.0, _f(value))),
 ]
+
+_STORE_ANSWER = ("the new unit's column is key / (1 - THETA), its bias -THETA / (1 - THETA) and its row of W2 the "
+                 "value, with THETA = kv.THETA read inside your function: then a = relu(cos - THETA) / (1 - THETA), "
+                 "0 up to the threshold and 1 on the key itself.")
 
 
 @dataclass
@@ -648,11 +693,14 @@ def _run_store(fn, store: _StoreCase) -> tuple[Outcome, _Recalled]:
 
 
 @grader
-def check_store_fact(fn) -> bool:
+def check_store_fact(fn, reveal: bool = False) -> bool:
     """Grade `store_fact(W1, b1, W2, key, value)`: new weights with one more unit that stores key -> value,
     built like the others with the threshold kv.THETA. Judged by what the new memory returns for every old
     key, for the new one, and for two probe queries near the new key; one case sets kv.THETA to another
-    value, so a threshold written out as a number shows."""
+    value, so a threshold written out as a number shows.
+
+    A design exercise: a failure names the slip in words; the unit's column and bias are shown after a
+    second failed attempt in this kernel, or at once with reveal=True."""
     title = "store_fact"
     if not callable(fn):
         return not_a_function(title, fn)
@@ -693,9 +741,22 @@ def check_store_fact(fn) -> bool:
             label, mistake = found
             report.line(f"{label}: {mistake.name}. {mistake.fix}")
         else:
-            report.line("Hint: compare your new column, bias and row with those the cell above gives each "
-                        "unit, with theta = kv.THETA read inside your function.")
+            report.line("Hint: compare what your new unit does with what build_memory's units do: silent up "
+                        "to cosine kv.THETA (read inside your function), a = 1 on its own key.")
+        _reveal_store(report, reveal)
     return report.finish(len(stores), len(failures), hidden=hidden, hidden_skipped=not run_hidden)
+
+
+def _reveal_store(report: Report, reveal: bool) -> None:
+    """After a failure: the unit on request or after a second failed attempt, else how to get it."""
+    if reveal:
+        report.line(f"The answer, as you asked: {_STORE_ANSWER}")
+    elif failed_attempts("store_fact") >= 1:
+        report.line(f"The answer, after your second try: {_STORE_ANSWER}")
+    else:
+        report.line("Fix that and run the check again. If it fails again in this session (this kernel: a restart "
+                    "starts the count afresh), the check shows the unit's column and bias; "
+                    "check_store_fact(store_fact, reveal=True) shows them at any time.")
 
 
 def _new_unit(weights, args):

@@ -202,13 +202,22 @@ def _route_hidden():
     return [Case("top 2 of 6 experts for 5 tokens", {"logits": np.round(rng.normal(size=(5, 6)), 3), "k": 2})]
 
 
+class _Sorted(tuple):
+    """(experts, weights) with each row ordered best first, for comparing; `returned` keeps the pair in the
+    order the learner's function returned it, for showing."""
+    returned: tuple
+
+
 def _as_routing(value):
     """(experts, weights) as an int array and a float array, each row ordered best first (by weight, then
-    by index), so that two answers that list the same choices in another order compare equal."""
+    by index), so that two answers that list the same choices in another order compare equal. The report
+    shows the pair as returned (`.returned`), never this reordering."""
     experts = np.asarray(value[0]).astype(int)
     weights = np.asarray(value[1], dtype=float)
     order = np.lexsort((experts, -weights), axis=-1)
-    return np.take_along_axis(experts, order, -1), np.take_along_axis(weights, order, -1)
+    result = _Sorted((np.take_along_axis(experts, order, -1), np.take_along_axis(weights, order, -1)))
+    result.returned = (experts, weights)
+    return result
 
 
 def _route_problem(value, case):
@@ -303,7 +312,10 @@ def _route_close(got, expected) -> bool:
 
 
 def _describe_routing(value) -> str:
-    experts, weights = (value.experts, value.weights) if isinstance(value, _Routing) else value
+    if isinstance(value, _Routing):
+        experts, weights = value.experts, value.weights
+    else:
+        experts, weights = value.returned if isinstance(value, _Sorted) else value
     return f"experts {fmt(experts.tolist())} with weights {fmt(np.round(weights, 4).tolist())}"
 
 

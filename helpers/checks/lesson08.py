@@ -600,5 +600,5 @@ def check_gelu_backward(fn) -> bool:
         compare=lambda got, expected: close(got, expected, rtol=1e-6, atol=1e-9), normalize=_as_float,
         hidden=hidden,
         fallback_hint="print your slope (dz with dh = 1) at z = 1 and compare it with the two terms of the "
-                      "product rule there, Φ(1) = 0.8413 and 1 φ(1) = 0.2420 (they add up to 1.0833): which term "
+                      "product rule there, Φ(1) = 0.8413 and 1 · φ(1) = 0.2420 (they add up to 1.0833): which term "
                       "is off?")

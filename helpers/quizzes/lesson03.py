@@ -11,11 +11,12 @@ QUIZ = Quiz("03", [
                       "That is a convolution of width 3. The FFN is a convolution of width 1: each output sees "
                       "its own token only."),
                Option("Every row, because all tokens share W1",
-                      "Sharing the weights is not sharing information: the same matrix is applied to each row "
-                      "separately, so no row's result depends on another row."),
+                      "Sharing the weights is not sharing information: a shared matrix is a recipe that each "
+                      "row follows on its own. Does any step of the formula read one row while computing "
+                      "another?"),
                Option("Every row, because one matrix product handles all the tokens together",
-                      "Doing all the rows in one call is only faster, not different: `x @ W1` combines the "
-                      "numbers within each row, never across rows. Mixing across tokens is attention's job."),
+                      "Doing all the rows in one call is only faster, not different. Write out entry (t, k) of "
+                      "`x @ W1`: which row of x does it read?"),
            ]),
     Numeric("gpt2-ffn", "How many parameters (weights and biases) does one FFN of GPT-2 small hold, with "
             "d = 768 and d_ff = 3,072?", 4_722_432,
@@ -35,8 +36,8 @@ QUIZ = Quiz("03", [
                "12 x 4,722,432 = 56,669,184 of 124,439,808 parameters: 45.54 %. The embeddings (31.65 %) pull "
                "the share down from a block's two thirds.", correct=True),
         Option("About a half, as in the original Transformer's decoder blocks",
-               "Half is the FFN's share of a block that also holds cross-attention. GPT-2's blocks have none: "
-               "there the FFN is two thirds of a block, and 45 % of the whole model."),
+               "Half is the FFN's share of a block that also holds cross-attention. GPT-2's blocks have none, "
+               "and the whole model holds more than its blocks: count what sits outside them too."),
         Option("About a third",
                "A third is attention's share of a block with one attention and one FFN, not the FFN's."),
     ]),

@@ -27,13 +27,16 @@ QUIZ = Quiz("05", [
                    "Right: each block is x (I + W1 W2) + (b1 W2 + b2), an affine map, and affine maps compose "
                    "into one.", correct=True),
             Option("A nonlinear map, because the skip connections add x back",
-                   "Adding x is adding the identity map, which is linear: x + x W1 W2 = x (I + W1 W2)."),
+                   "The skip connection adds x itself, and the map x -> x (the identity) is as linear as a "
+                   "map can be: adding it to another map bends nothing. Nonlinearity has to come from a "
+                   "step that bends; look for one in a block whose activation is removed."),
             Option("Linear only if the biases are zero",
-                   "Biases make each block affine instead of linear, and affine maps still compose into one "
-                   "affine map: one matrix and one bias."),
+                   "A bias shifts every output by the same constant: it makes a block affine instead of "
+                   "linear, but a shift bends nothing. Section 2 folded two layers with biases; did the "
+                   "biases stop it?"),
             Option("One map only if all 96 blocks have the same weights",
-                   "The blocks may all differ: folding two affine maps gives one, whatever their weights, so "
-                   "folding 96 gives one too."),
+                   "Folding two blocks never used their weights being equal: the expansion works for any two. "
+                   "Apply it again and again and ask what 96 different blocks leave."),
         ],
     ),
     Choice(
@@ -49,13 +52,14 @@ QUIZ = Quiz("05", [
                    "C is not the problem: the proof uses only the four inputs with C = 0. A finite negative "
                    "weight for C is fine once there is a threshold, as in the detector you built."),
             Option("Even its best fit, (A + B - C) / 4, leaves a total squared error of 0.5",
-                   "That is the size of the best fit's error, a consequence, not the reason. The reason holds for "
-                   "every affine map, fitted or not: the corner sum, which is always 0."),
+                   "That is the size of the best fit's error, a consequence, not the reason. The reason must "
+                   "hold for every affine map, fitted or not: look for a quantity that is the same for all of "
+                   "them and different for the target."),
             Option("It has only four parameters, too few to set eight required outputs exactly",
                    "Counting does not decide it: four parameters fit many eight-output targets exactly (any "
-                   "affine one, such as A + B - C). This target fails for a specific reason, its corner sum, and "
-                   "what an affine map lacks is a way to let A and B interact (a ReLU FFN with one unit does it "
-                   "with six parameters)."),
+                   "affine one, such as A + B - C), and a ReLU FFN with one unit, six parameters, fits this one. "
+                   "What an affine map lacks is a way to let A and B interact; the proof shows it on four "
+                   "inputs."),
         ],
     ),
     Choice(
@@ -64,20 +68,21 @@ QUIZ = Quiz("05", [
         "linear map of the tokens?",
         [
             Option("Yes: attention averages value vectors, and an average is linear",
-                   "Only while the averaging weights are held fixed. Real attention computes them as a softmax of "
-                   "scores from the tokens themselves, so the map is not linear in the tokens (the lesson's "
-                   "check: f(3 X) differs from 3 f(X))."),
+                   "An average with fixed weights is linear, yes. Are attention's weights fixed? Ask where they "
+                   "come from, and remember the lesson's test: f(3 X) against 3 f(X)."),
             Option("No: its weights are a softmax of scores computed from the tokens",
-                   "Right: attention is nonlinear in the tokens because its weights depend on them. With the "
-                   "weights held fixed, a stack of such blocks would collapse to one linear map, which is why the "
-                   "lesson's claim is the narrow one.",
+                   "Right: attention is nonlinear in the tokens because its weights depend on them. Only with "
+                   "the weights held fixed would a stack of such blocks collapse to one linear map, and that is "
+                   "all the lesson claims about attention: it collapses with A held fixed, not as it really "
+                   "runs.",
                    correct=True),
             Option("Yes, once it has several heads whose outputs are added",
                    "Heads do not change this: each head's weights are a softmax of its own scores, computed from "
                    "the tokens, and adding nonlinear maps gives a nonlinear map."),
             Option("No, but only because the residual connections add x back",
-                   "Residuals add the identity, which is linear; with fixed weights the residual stack collapsed "
-                   "in the lesson's check. The softmax of token-dependent scores is what breaks linearity."),
+                   "Residuals add the identity, which is linear: with fixed weights the residual stack collapsed "
+                   "in the lesson's check. So the skip path cannot be what breaks linearity; look at what "
+                   "attention computes from the tokens."),
         ],
     ),
 ])

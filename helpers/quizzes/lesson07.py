@@ -41,8 +41,8 @@ QUIZ = Quiz("07", [
     Choice("calls",
            "In the vectorised layer (`moe_ffn`), how often is each expert called for a batch of n tokens?",
            [Option("Once per token that chose it",
-                   "That is the hand computation of section 1, n x k small calls in all. moe_ffn gathers an "
-                   "expert's tokens into one batch first."),
+                   "That is the hand computation of section 1, n x k small calls in all. Look at what moe_ffn "
+                   "does with the tokens that chose an expert before it calls that expert."),
             Option("Once, on all the tokens routed to it; not at all if no token chose it",
                    "Right: moe_ffn gathers each expert's tokens into one batch (section 2); the first Going "
                    "further section counts the calls, one per expert, their rows adding up to n x k.", correct=True),

@@ -18,17 +18,18 @@ QUIZ = Quiz("08", [
            "In lesson 01's trace, unit 0 has z = 0 exactly. With relu'(0) = 0, as PyTorch takes it, what "
            "gradient reaches that unit's bias b1[0]?", [
                Option("0: the unit passes no gradient back",
-                      "dz = dh * relu'(z) and relu'(0) = 0, so db1[0] = 0 whatever dh is (and the unit's column "
-                      "of dW1 is 0 too).", correct=True),
+                      "With relu'(0) = 0, dz = dh * relu'(z) is 0 for this unit, so db1[0] = 0 whatever dh is "
+                      "(and the unit's column of dW1 is 0 too).", correct=True),
                Option("dh[0], as for a unit that fired",
-                      "That takes relu'(0) = 1 (a mask z >= 0). The unit's output was 0, and this course, like "
-                      "PyTorch, treats the corner at 0 as off."),
+                      "That takes relu'(0) = 1, the slope from the right (a mask z >= 0). The question fixes the "
+                      "other convention, PyTorch's: what does it make dz for this unit?"),
                Option("dh[0] / 2, the average of the slopes on either side",
                       "That is what a central difference measures at the corner, half of each one-sided slope; "
-                      "it is why gradient checks avoid z = 0. The slope the backward pass uses is 0."),
+                      "it is why gradient checks avoid z = 0. A backward pass does not average the two sides: "
+                      "it uses the one value relu'(0) that it is given."),
                Option("Undefined, so the backward pass raises an error",
-                      "ReLU has no derivative at 0, but frameworks pick a value instead of failing: 0, so that "
-                      "the mask is simply z > 0."),
+                      "ReLU has no derivative at 0, but frameworks do not fail there: they pick a value by "
+                      "convention, and the question says which one PyTorch picks."),
            ]),
     Choice("dead-unit",
            "A ReLU unit's pre-activation z is at most 0 for every training input. What does plain SGD do to "
@@ -38,14 +39,14 @@ QUIZ = Quiz("08", [
                       "its dW1 column and db1 entry. Only a change of the inputs could revive it.",
                       correct=True),
                Option("It pushes the bias up until the unit fires again",
-                      "Nothing pushes: with relu'(z) = 0 for every input, the loss does not change when the "
-                      "bias moves a little, so its gradient is 0."),
+                      "What would push it? SGD moves the bias by its gradient, and that gradient passes through "
+                      "relu'(z) for every input: what is relu'(z) where z <= 0?"),
                Option("It shrinks W2's row for the unit to 0, which revives the unit",
                       "W2's row gets gradient h^T dy, and h = 0 for this unit, so it stops changing too; and "
                       "W2 does not decide whether the unit fires anyway, W1 and b1 do."),
                Option("The same as with GELU: a small gradient that slowly brings it back",
-                      "That is GELU and SiLU's advantage: their slope below 0 is not 0 (positive just below 0, "
-                      "negative further out), so an off unit still gets gradient. ReLU's is exactly 0 there."),
+                      "That is GELU's and SiLU's advantage: their slope below 0 is not 0 (positive just below 0, "
+                      "negative further out), so an off unit still gets gradient. Compare ReLU's slope below 0."),
            ]),
     Choice("gradient-check",
            "Your backward pass and a central-difference check disagree on dW1 by a relative error of 0.3, and "

@@ -1,0 +1,52 @@
+"""Lesson 08's quiz: the db2 sum is worked out again here, and wrong options explain their misconception without
+stating the right answer."""
+import numpy as np
+import pytest
+
+from helpers.quiz import Choice, Numeric, lesson_quiz
+
+QUIZ = lesson_quiz("08")
+
+
+def question(qid):
+    return next(q for q in QUIZ.questions if q.id == qid)
+
+
+def test_db2_is_the_sum_over_tokens():
+    dy = np.tile([1.0, 2.0, -1.0], (5, 1))                 # T = 5 tokens, the same dy row
+    q = question("db2-sum")
+    assert q.answer == dy.sum(axis=0)[1]
+    assert {2.0, 0.4} <= set(q.wrong)
+
+
+@pytest.mark.parametrize("q", QUIZ.questions, ids=lambda q: q.id)
+def test_every_question_has_a_right_answer_that_passes_and_wrong_ones_that_explain(q):
+    if isinstance(q, Choice):
+        right = q.correct_letters()
+        assert q.judge(right)
+        for letter in q.letters():
+            if letter not in right:
+                feedback = q.judge(letter)
+                assert not feedback and "not quite" in feedback.text.lower() and len(feedback.text) > 60
+    else:
+        assert isinstance(q, Numeric) and q.judge(q.answer) and len(q.wrong) >= 2
+
+
+@pytest.mark.parametrize("qid, giveaways", [
+    ("relu-at-zero", ["uses is 0", "is 0.", ": 0", "as off", "db1[0] = 0", "passes no gradient"]),
+    ("dead-unit", ["gradient is 0", "exactly 0 there", "stays off", "is exactly 0"]),
+])
+def test_wrong_options_do_not_state_the_right_one(qid, giveaways):
+    q = question(qid)
+    for letter in q.letters():
+        if letter not in q.correct_letters():
+            text = q.judge(letter).text
+            for phrase in giveaways:
+                assert phrase not in text, (letter, phrase, text)
+
+
+def test_right_feedback_does_not_capitalise_a_variable():
+    """The judge capitalises a leading word; feedback that starts with a variable (dz, db2) would read "Dz"."""
+    for q in QUIZ.questions:
+        text = q.judge(q.correct_letters() if isinstance(q, Choice) else q.answer).text
+        assert not text.startswith(("Right. Dz", "Right. Db", "Right. Dw", "Right. Dh")), text

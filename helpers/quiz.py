@@ -135,7 +135,7 @@ def _unprefixed(feedback: str) -> str:
     if not rest:
         return feedback
     # A sentence starts with a capital, but not a variable or a formula ("z = 2 ...", "relu'(0) ...").
-    return rest[0].upper() + rest[1:] if re.match(r"[a-z]{2,}\s", rest) else rest
+    return rest[0].upper() + rest[1:] if re.match(r"[a-z]{2,}\s+(?![=<>+\-*/^(])", rest) else rest
 
 
 def plural_letters(n: int) -> str:

@@ -218,3 +218,10 @@ def test_the_last_cell_shows_the_learners_progress(path):
     # helpers.figures.show in the cells above, and re-running one of them after this cell must still work.
     assert last.cell_type == "code" and last.source == f'from helpers import progress\nprogress.show("{lesson}")', \
         f"{path.name}: the last cell should be the progress view:\n{last.source}"
+
+
+@pytest.mark.parametrize("path", LESSONS, ids=lambda p: p.name)
+def test_the_recap_says_what_comes_next(path):
+    recap = next(c.source for c in cells(path) if c.cell_type == "markdown" and c.source.startswith("## Recap"))
+    assert "**Next:**" in recap, f"{path.name}: the recap should end with a '**Next:** ...' line"
+

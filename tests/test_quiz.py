@@ -37,6 +37,8 @@ def test_the_right_answer_is_called_right_once():
                        Choice("v", "?", [Option("a", "Right: z = 2 here.", True), Option("b", "No: y is z.")])])
     assert quiz.judge(1, "A").text == "Right. Because of x."
     assert quiz.judge(2, "A").text == "Right. z = 2 here."          # a variable keeps its case
+    short = Quiz("99", [Choice("q", "?", [Option("a", "Right: dz = dh * mask.", True), Option("b", "No: y is z.")])])
+    assert short.judge(1, "A").text == "Right. dz = dh * mask."
 
 
 def test_several_answers_name_each_wrong_pick_and_the_missing_ones():

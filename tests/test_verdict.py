@@ -238,3 +238,21 @@ def test_calling_the_courses_own_reference_for_the_exercise_is_not_passing(capsy
     verdict = check_ffn_forward(ffn_forward)
     out = capsys.readouterr().out
     assert not verdict and "calls the course's own `helpers.flat.ffn_forward`" in out
+
+
+def test_the_courses_own_function_under_the_exercises_name_fails_and_counts(tmp_path, monkeypatch, capsys):
+    # A learner's exercise cell that stopped with a syntax error leaves the name meaning the reference that the
+    # lesson imported above: the check refuses it, progress records the fail, and nbgrader fails the cell.
+    from helpers.checks import check_ffn_forward
+    from helpers.flat import ffn_forward
+    (tmp_path / progress.MARKER).write_text("")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("PYTEST_CURRENT_TEST")
+    verdict = check_ffn_forward(ffn_forward)
+    assert not verdict and verdict.mistake == "the course's reference was checked, not the learner's function"
+    assert "this is the course's own `helpers.flat.ffn_forward`" in capsys.readouterr().out
+    [entry] = records(tmp_path)
+    assert (entry["item"], entry["verdict"]) == ("ffn_forward", "fail")
+    monkeypatch.setenv(_verdict.NBGRADER_ENV, "autograde")
+    with pytest.raises(CheckFailed, match="the course's reference was checked"):
+        check_ffn_forward(ffn_forward)

@@ -248,10 +248,11 @@ def course_function(fn: Any) -> str:
 
 
 def is_the_exercise(fn: Any, exercise: str) -> bool:
-    """Whether `fn` is the learner's own function for `exercise`: named like it (`check_detector(detector)`)
-    and not the course's reference of that name. A check of any other function is a demonstration or an
-    experiment: it is not the learner's progress, fails no nbgrader cell, and `make grade` does not count it."""
-    return getattr(fn, "__name__", None) == exercise and not course_function(fn)
+    """Whether `fn` stands for the learner's answer to `exercise`: named like it (`check_detector(detector)`).
+    A check of a function with another name is a demonstration or an experiment: it is not the learner's
+    progress, fails no nbgrader cell, and `make grade` does not count it. (The course's own function of that
+    name counts as the answer, and fails: it is what the name means when the learner's cell did not run.)"""
+    return getattr(fn, "__name__", None) == exercise
 
 
 def _is_the_exercise(args: tuple, kwargs: dict, exercise: str) -> bool:

@@ -520,7 +520,8 @@ def check_numerical_gradient(fn) -> bool:
         "numerical_gradient", _watching_a(fn), public, _numerical_reference, _numerical_problem, mistakes,
         compare=lambda got, expected: close(got, expected, rtol=1e-7, atol=1e-9), normalize=_as_float,
         describe=lambda value: fmt(value, 10), hidden=hidden,
-        fallback_hint="use the eps you are given, and for each index of a: keep a[index], set it to kept + eps and to kept - eps, evaluate f "
+        fallback_hint="use the eps you are given, and for each index of a: keep a[index], set it to kept + "
+                      "eps and to kept - eps, evaluate f "
                       "both times, put kept back, and store (up - down) / (2 * eps).")
 
 

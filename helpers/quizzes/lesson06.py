@@ -43,7 +43,8 @@ QUIZ = Quiz("06", [
                    "A silent unit has a_j = 0 and writes exactly nothing, whatever its value.")]),
     Choice("working-picture",
            "What does this lesson's memory show about a trained language model's FFN?",
-           [Option("That each fact a trained language model knows sits in exactly one hidden unit of one FFN, like France -> Paris here",
+           [Option("That each fact a trained language model knows sits in exactly one hidden unit of one FFN, "
+                   "like France -> Paris here",
                    "The memory was laid out by hand, one clean unit per fact. In trained models a unit responds "
                    "to many unrelated inputs, and a fact, if it sits anywhere, may be spread over many units and "
                    "layers."),
@@ -52,7 +53,8 @@ QUIZ = Quiz("06", [
                    "Right: the key-value reading (Geva et al. 2021) is a useful way to think about FFNs, not a "
                    "map of where facts live; editing studies find that location and editability can disagree "
                    "(Hase et al. 2023).", correct=True),
-            Option("That a trained FFN fires about half of its hidden units for each token, as this lesson's random layers did",
+            Option("That a trained FFN fires about half of its hidden units for each token, as this lesson's "
+                   "random layers did",
                    "Half is what random weights give at initialisation. Trained ReLU transformers are far "
                    "sparser: Li et al. (2023) measured 3.0% of T5-Base's FFN units nonzero per input, on "
                    "average.")]),

@@ -704,8 +704,18 @@ def store_with_reference(W1, b1, W2, key, value):
     return kv.store_fact(W1, b1, W2, key, value)
 
 
-RIGHT_STORES = [store_stack, store_concatenate, store_scale_the_value, store_in_front, store_lists,
-                store_imported_constant, store_with_reference]
+RIGHT_STORES = [store_stack, store_concatenate, store_in_front, store_lists, store_imported_constant]
+
+
+@pytest.mark.parametrize("fn, words", [
+    (store_scale_the_value, "the new unit fires with a = 0.5 on its own key, not 1"),
+    (store_with_reference, "calls the course's own `helpers.kv_memory.store_fact`"),
+])
+def test_store_fact_that_recalls_right_but_not_as_the_text_asks_is_named(fn, words, capsys):
+    # Scaling the value instead of the unit recalls every fact, but the text asks for a unit that fires with
+    # a = 1 on its own key and writes the value itself; calling the course's store_fact builds nothing.
+    ok, out = verdict(check_store_fact, fn, capsys)
+    assert not ok and words in out, out
 
 
 @pytest.mark.parametrize("fn", RIGHT_STORES)
@@ -937,3 +947,21 @@ def test_every_mutant_is_diagnosed_as_itself(check, bank, capsys):
         ok, out = verdict(getattr(L, check), mistake.fn, capsys)
         lines = named(out)
         assert not ok and len(lines) == 1 and mistake.name in lines[0], (mistake.name, out)
+
+
+def test_store_fact_right_but_changing_key_in_place_gets_no_wrong_diagnosis(capsys):
+    def store_fact(W1, b1, W2, key, value):
+        key *= 1 / (1 - kv.THETA)                       # the right scale, but written into the caller's key
+        return np.column_stack([W1, key]), np.append(b1, -kv.THETA / (1 - kv.THETA)), np.vstack([W2, value])
+    ok, out = verdict(check_store_fact, store_fact, capsys)
+    assert not ok and "changed its input `key` in place" in out
+    assert "Likely mistake" not in out and "Possibly" not in out, out
+
+
+def test_top_units_with_b1_left_out_is_named(capsys):
+    def top_units(x, W1, b1, W2, k):
+        a = np.maximum(np.asarray(x) @ np.asarray(W1), 0)
+        sizes = np.linalg.norm(a[:, None] * np.asarray(W2), axis=1)
+        return [int(j) for j in np.argsort(-sizes, kind="stable")[:k]]
+    ok, out = verdict(check_top_units, top_units, capsys)
+    assert not ok and "b1 left out of the activations" in out, out

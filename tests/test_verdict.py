@@ -152,10 +152,17 @@ def test_hidden_cases_do_not_run_under_validate(monkeypatch, capsys):
 # ---- repeated messages, attempts ---------------------------------------------------------------------------
 def test_a_message_repeated_with_other_numbers_collapses(capsys):
     cases = [Case(f"case {n}", {"x": [float(n), 1.0]}) for n in range(1, 4)]
-    check_function("double", lambda x: [3 * v for v in x], cases, reference,
+    check_function("double", lambda x: 3 * x[0], cases, reference,             # a single number back
                    lambda v, c: vector_problem(v, 2))
     out = capsys.readouterr().out
-    assert out.count("expected") == 1 and out.count("the same as above, with its own numbers") == 2
+    assert out.count("single number") == 1 and out.count("the same as above, with its own numbers") == 2
+
+
+def test_expected_and_got_is_short_and_always_shown(capsys):
+    cases = [Case(f"case {n}", {"x": [float(n), 1.0]}) for n in range(1, 4)]
+    check_function("double", lambda x: [3 * v for v in x], cases, reference, lambda v, c: vector_problem(v, 2))
+    out = capsys.readouterr().out
+    assert out.count("expected") == 3 and "the same as above" not in out
 
 
 def test_a_repeat_is_not_collapsed_across_a_passing_case(capsys):

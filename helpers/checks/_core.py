@@ -469,10 +469,7 @@ def check_function(title: str, fn: Any, cases: Sequence[Case], reference: Callab
         else:
             normalized = normalize(outcome.value)
             if outcome.mutated:
-                names = ", ".join(f"`{n}`" for n in outcome.mutated)
-                message = (f"your function changed its input {names} in place; leave the inputs as they are "
-                           "and build a new list or array for the result (`h = b1` makes a second name for "
-                           "the same list, not a copy: `list(b1)` or `b1.copy()` copies it)")
+                message = in_place_message(outcome.mutated, case.args)
             elif outcome.references:
                 message = (f"your function calls the course's own `{outcome.references[0]}`: the exercise is "
                            "to write that computation yourself (the reference is for the cells after it)")
@@ -489,8 +486,10 @@ def check_function(title: str, fn: Any, cases: Sequence[Case], reference: Callab
         else:
             if not failures:
                 first_expected = expected
-            # The same words failure after failure (numbers aside) only bury the verdict.
-            if last_message is not None and _gist(message) == _gist(last_message):
+            # The same words failure after failure (numbers aside) only bury the verdict; a plain "expected
+            # ..., got ..." is short, and its numbers are the news, so it is always shown.
+            if (last_message is not None and _gist(message) == _gist(last_message)
+                    and not message.startswith("expected ")):
                 shown = "the same as above" if message == last_message else "the same as above, with its own numbers"
             else:
                 shown = message
@@ -507,6 +506,19 @@ def check_function(title: str, fn: Any, cases: Sequence[Case], reference: Callab
         report.line(f"Hint: {fallback_hint}")
     return report.finish(len(cases), len(failures), hidden=len(hidden) if run_hidden else 0,
                          hidden_skipped=bool(hidden) and not run_hidden)
+
+
+def in_place_message(names: Sequence[str], args: dict[str, Any]) -> str:
+    """What to say when the learner's function changed the inputs `names` (of the case `args`) in place."""
+    shown = ", ".join(f"`{n}`" for n in names)
+    first = names[0]
+    if isinstance(args.get(first), np.ndarray):
+        how = (f"an assignment such as `y = {first}` makes a second name for the caller's array, and "
+               f"`{first}[...] = ...` or `{first} += ...` then writes into it: start from `{first}.copy()` or "
+               "compute a new array")
+    else:
+        how = f"`h = {first}` makes a second name for the same list, not a copy: `list({first})` copies it"
+    return f"your function changed its input {shown} in place; leave the inputs as they are ({how})"
 
 
 def _gist(message: str) -> str:

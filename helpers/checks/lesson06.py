@@ -393,6 +393,10 @@ _TOP_MISTAKES = [
             lambda x, W1, b1, W2, k: _rank(np.abs(_acts(x, W1, b1)[:, None] * _f(W2)).max(axis=1), k)),
     Mistake("counting units from 1", "Python counts from 0: the first hidden unit is unit 0.",
             lambda x, W1, b1, W2, k: [j + 1 for j in _reference_top(_f(x), _f(W1), _f(b1), _f(W2), k)]),
+    Mistake("b1 left out of the activations",
+            "a_j = relu(x @ W1[:, j] + b1[j]): each unit's bias moves its threshold, and so which units fire "
+            "and how hard.",
+            lambda x, W1, b1, W2, k: _rank(np.linalg.norm(relu(_f(x) @ _f(W1))[:, None] * _f(W2), axis=1), k)),
 ]
 
 
@@ -679,7 +683,7 @@ class _Recalled:
 
 def _run_store(fn, store: _StoreCase) -> tuple[Outcome, _Recalled]:
     with _threshold(store.theta, fn):
-        outcome = run(fn, store.case.args)
+        outcome = run(fn, store.case.args, watch="store_fact")
     d, n = store.case.args["W1"].shape
     if outcome.raised or outcome.not_implemented or _weights_problem(outcome.value, d, n) is not None:
         return outcome, _Recalled(None, None)
@@ -719,10 +723,15 @@ def check_store_fact(fn, reveal: bool = False) -> bool:
             names = ", ".join(f"`{m}`" for m in outcome.mutated)
             message = (f"your function changed its input {names} in place; build new arrays (np.column_stack, "
                        "np.append, np.vstack) and leave the old memory as it was")
+        elif outcome.references:
+            message = (f"your function calls the course's own `{outcome.references[0]}`: the exercise is to "
+                       "build the unit yourself")
+            report.tally.mistake = report.tally.mistake or f"calls the course's own {outcome.references[0]}"
         else:
             message = (_recall_problem(outcome.value, store.case.args, store.queries, recalled.queries,
                                        store.answers)
-                       or _probe_problem(store, recalled.probes))
+                       or _probe_problem(store, recalled.probes)
+                       or _own_key_problem(outcome.value, store.case.args))
         results.append((outcome, recalled))
         if message is None:
             report.passed(store.case.name)
@@ -730,7 +739,9 @@ def check_store_fact(fn, reveal: bool = False) -> bool:
             failures.append(index)
             report.failed(store.case.name, message)
     if failures:
-        found = _diagnose_store(results, stores, failures[0])
+        # A failure that is only an input changed in place has its own message: no computation to diagnose.
+        computed = [i for i in failures if not results[i][0].mutated and not results[i][0].references]
+        found = _diagnose_store(results, stores, computed[0]) if computed else None
         if found:
             label, mistake = found
             report.line(f"{label}: {mistake.name}. {mistake.fix}")
@@ -739,6 +750,18 @@ def check_store_fact(fn, reveal: bool = False) -> bool:
                         "to cosine kv.THETA (read inside your function), a = 1 on its own key.")
         _reveal_store(report, reveal)
     return report.finish(len(stores), len(failures), hidden=hidden, hidden_skipped=not run_hidden)
+
+
+def _own_key_problem(weights, args) -> str | None:
+    """The text asks for a unit built like build_memory's: one that fires with a = 1 on its own key (and
+    writes the value itself). A memory that recalls right with another unit (the value scaled instead) is not."""
+    W1, b1 = _f(weights[0]), _f(weights[1])
+    key = _f(args["key"]) / np.linalg.norm(_f(args["key"]))        # the memory reads unit-length queries
+    a = float(np.max(np.maximum(key @ W1 + b1, 0.0)))                # the new unit, wherever it stands: the
+    if abs(a - 1.0) <= 1e-6:                                         # old ones are silent on the new key
+        return None
+    return (f"the memory recalls the fact, but the new unit fires with a = {a:.4g} on its own key, not 1: build "
+            "it like build_memory's units (a = 1 on its key), so that it writes the value itself, unscaled")
 
 
 def _reveal_store(report: Report, reveal: bool) -> None:

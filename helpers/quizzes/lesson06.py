@@ -17,15 +17,15 @@ QUIZ = Quiz("06", [
             Option("Row k of `W1`",
                    "Row k of W1 has d_ff numbers, one per unit: it belongs to input coordinate k, not to unit k.")]),
     Numeric("threshold-activation",
-            "A unit of section 3's memory has threshold THETA = 0.5: its column is key / (1 - THETA) and its "
-            "bias -THETA / (1 - THETA). A query of length 1 has cosine 0.75 with the unit's key. What is the "
-            "unit's activation a?",
+            "A unit of section 3's memory has threshold THETA = 0.5: it is silent up to cosine 0.5 with its key, "
+            "fires with a = 1 on the key itself, and grows in proportion between. A query of length 1 has "
+            "cosine 0.75 with the unit's key. What is the unit's activation a?",
             0.5, tolerance=1e-3,
-            why="a = relu(0.75 / 0.5 - 0.5 / 0.5) = relu(cos - THETA) / (1 - THETA) = 0.25 / 0.5 = 0.5: zero at "
-                "the threshold, 1 on the key itself, in proportion between.",
+            why="a grows in proportion from 0 at cosine 0.5 to 1 at cosine 1, so at 0.75, halfway, a = 0.5: "
+                "(0.75 - 0.5) / (1 - 0.5).",
             wrong={0.75: "That is the cosine itself: the bias subtracts the threshold before the ReLU.",
-                   0.25: "That is cos - THETA, before the division by 1 - THETA that makes the unit fire with "
-                         "a = 1 on its own key.",
+                   0.25: "That is cos - THETA, the plain unit's activation: the memory's units are rescaled "
+                         "so that they fire with a = 1 on their own key.",
                    1.0: "A ReLU unit does not saturate: a = 1 only on the key itself (cosine 1); at cosine 0.75 "
                         "it fires halfway.",
                    0.0: "0.75 is above the threshold 0.5, so the unit fires."},

@@ -29,7 +29,8 @@ One verdict per exercise and learner, the same columns and denominators for ever
     not handed in   no notebook for that lesson
 Flags, not verdicts: an exercise whose function is the reference solution's code (the same syntax tree as in
 solutions/, comments and docstrings aside), or that uses something from `helpers` the solution does not (the
-course's reference, imported or called), is flagged; the instructor decides.
+course's reference, imported or called), is flagged; the instructor decides. (The course's own function handed
+to a check is not flagged: the check fails it, saying so.)
 Notes: per notebook, the first cell that raised (with the exception's message; the count of later errors,
 which it usually causes, is given, not each), every cell interrupted or skipped, an unreadable file.
 
@@ -145,8 +146,9 @@ def _ffn_grading_setup(record_path):
         return used
 
     def describe(fn, name):
-        from helpers.checks._verdict import is_the_exercise
-        about = {"fn": getattr(fn, "__name__", ""), "own": is_the_exercise(fn, name.removeprefix("check_"))}
+        from helpers.checks._verdict import course_function, is_the_exercise
+        about = {"fn": getattr(fn, "__name__", ""), "own": is_the_exercise(fn, name.removeprefix("check_")),
+                 "course": course_function(fn)}
         try:
             about["helpers"] = sorted(helpers_used(fn, set()))
         except Exception:
@@ -715,7 +717,9 @@ def _attempt(entry: dict, lesson: Lesson, cell_timeout: float) -> dict:
         score = passed / total if status == FAIL and isinstance(passed, int) and total else 0.0
     flags = []
     source, helpers = entry.get("source") or "", entry.get("helpers") or []
-    if status != NOT_ATTEMPTED:
+    # The course's own function handed to the check is refused, a fail whose mistake says so: no flag as well
+    # (after a syntax error in the exercise cell, "uses helpers.ffn.gelu" would read like copying).
+    if status != NOT_ATTEMPTED and not (status == FAIL and entry.get("course")):
         learner_tree = normalised(source, entry.get("fn") or exercise) if source else None
         if learner_tree is not None and learner_tree == lesson.solutions.get(exercise):
             flags.append("same code as solutions/")

@@ -70,7 +70,8 @@ def long_rows(model: dict) -> tuple[list[str], list[dict[str, str]]]:
                 key = column(lesson, check)
                 e = data["exercises"][key]
                 rows.append({"learner": learner, "lesson": lesson, "exercise": check.removeprefix("check_"),
-                             "optional": "yes" if key in optional else "no", "verdict": e["verdict"], "cases passed": "" if e["passed"] is None else str(e["passed"]),
+                             "optional": "yes" if key in optional else "no", "verdict": e["verdict"],
+                             "cases passed": "" if e["passed"] is None else str(e["passed"]),
                              "cases": "" if e["total"] is None else str(e["total"]), "score": f"{e['score']:.2f}",
                              "mistake": e["mistake"], "flags": "; ".join(e["flags"]), "notebook": e["notebook"]})
     return header, rows
@@ -188,8 +189,9 @@ def summary_text(model: dict, out: Path) -> str:
                     lines.append(f"    {s['exercise']}: {n} of {s['handed_in']}: {mistake}")
                 if len(mistakes) > SUMMARY_MISTAKES:
                     rest = mistakes[SUMMARY_MISTAKES:]
-                    lines.append(f"    ... and {_plural(len(rest), 'more named mistake')} in this "
-                                 f"lesson, made {_plural(sum(n for _, _, n in rest), 'time')} in all: report.html lists every one")
+                    made = _plural(sum(n for _, _, n in rest), "time")
+                    lines.append(f"    ... and {_plural(len(rest), 'more named mistake')} in this lesson, made {made} "
+                                 "in all: report.html lists every one")
             lines.append("")
         flags = [(s["exercise"], learner, flag) for s in stats.values() for learner, flag in s["flags"]]
         if flags:

@@ -54,7 +54,8 @@ class QuestionWidget(widgets.VBox):
         feedback = self.quiz.judge(self.number, answer)
         verdict = "Right" if feedback else "Not yet"
         lines = "".join(f"<p>{_inline_html(line)}</p>" for line in feedback.text.splitlines())
-        self.feedback.value = (f'<div role="status" class="ffn-quiz-feedback ffn-quiz-{"right" if feedback else "wrong"}">'
+        kind = "right" if feedback else "wrong"
+        self.feedback.value = (f'<div role="status" class="ffn-quiz-feedback ffn-quiz-{kind}">'
                                f"<p><strong>{html.escape(verdict)}</strong></p>{lines}</div>")
 
 

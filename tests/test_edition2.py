@@ -225,3 +225,9 @@ def test_the_recap_says_what_comes_next(path):
     recap = next(c.source for c in cells(path) if c.cell_type == "markdown" and c.source.startswith("## Recap"))
     assert "**Next:**" in recap, f"{path.name}: the recap should end with a '**Next:** ...' line"
 
+
+
+@pytest.mark.parametrize("path", LESSONS, ids=lambda p: p.name)
+def test_a_lesson_handed_out_alone_carries_its_licence(path):
+    first = next(c.source for c in cells(path) if c.cell_type == "markdown")
+    assert "CC BY 4.0" in first and "MIT" in first, f"{path.name}: the first cell should name both licences"

@@ -39,18 +39,6 @@ def test_the_whole_model_share_is_the_lessons():
     assert len(right) == 1 and f"{share:.2%}".replace("%", " %") in right[0].feedback
 
 
-@pytest.mark.parametrize("q", QUIZ.questions, ids=lambda q: q.id)
-def test_every_question_has_a_right_answer_that_passes_and_wrong_ones_that_explain(q):
-    if isinstance(q, Choice):
-        right = q.correct_letters()
-        assert q.judge(right)
-        for letter in q.letters():
-            if letter not in right:
-                feedback = q.judge(letter)
-                assert not feedback and "not quite" in feedback.text and len(feedback.text) > 60
-    else:
-        assert isinstance(q, Numeric) and q.judge(q.answer) and len(q.wrong) >= 3
-
 
 def test_four_questions_on_the_core_path():
     assert [q.id for q in QUIZ.questions] == ["one-row", "gpt2-ffn", "share", "chunks"]

@@ -28,25 +28,6 @@ def test_wrong_ranks_explain_the_misconception_without_stating_the_answer(value)
     assert len(text) > 60
 
 
-@pytest.mark.parametrize("q", QUIZ.questions, ids=lambda q: q.id)
-def test_every_question_has_a_right_answer_that_passes_and_wrong_ones_that_explain(q):
-    if isinstance(q, Choice):
-        right = q.correct_letters()
-        assert q.judge(right)
-        for letter in q.letters():
-            if letter not in right:
-                feedback = q.judge(letter)
-                assert not feedback and "not quite" in feedback.text.lower() and len(feedback.text) > 60
-    else:
-        assert isinstance(q, Numeric) and q.judge(q.answer) and len(q.wrong) >= 2
-
-
-@pytest.mark.parametrize("q", [q for q in QUIZ.questions if isinstance(q, Choice) and not q.several],
-                         ids=lambda q: q.id)
-def test_the_right_option_is_not_the_one_that_stands_out_by_length(q):
-    right = [len(o.text) for o in q.options if o.correct]
-    wrong = [len(o.text) for o in q.options if not o.correct]
-    assert max(right) <= 1.15 * max(wrong), [o.text for o in q.options]
 
 
 @pytest.mark.parametrize("qid, giveaways", [

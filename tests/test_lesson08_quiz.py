@@ -19,18 +19,6 @@ def test_db2_is_the_sum_over_tokens():
     assert {2.0, 0.4} <= set(q.wrong)
 
 
-@pytest.mark.parametrize("q", QUIZ.questions, ids=lambda q: q.id)
-def test_every_question_has_a_right_answer_that_passes_and_wrong_ones_that_explain(q):
-    if isinstance(q, Choice):
-        right = q.correct_letters()
-        assert q.judge(right)
-        for letter in q.letters():
-            if letter not in right:
-                feedback = q.judge(letter)
-                assert not feedback and "not quite" in feedback.text.lower() and len(feedback.text) > 60
-    else:
-        assert isinstance(q, Numeric) and q.judge(q.answer) and len(q.wrong) >= 2
-
 
 @pytest.mark.parametrize("qid, giveaways", [
     ("relu-at-zero", ["uses is 0", "is 0.", ": 0", "as off", "db1[0] = 0", "passes no gradient"]),

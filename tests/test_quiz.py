@@ -142,3 +142,29 @@ def test_lesson_quiz_has_three_to_six_questions_with_feedback_everywhere(lesson)
         else:
             assert q.wrong, f"{q.id}: name at least one common wrong value and its misconception"
             assert len(q.why.split()) >= 5
+
+
+ALL_QUESTIONS = [(lesson, q) for lesson in LESSONS for q in lesson_quiz(lesson).questions]
+
+
+@pytest.mark.parametrize("lesson, q", ALL_QUESTIONS, ids=lambda v: v if isinstance(v, str) else v.id)
+def test_every_right_answer_passes_and_every_wrong_one_explains(lesson, q):
+    if isinstance(q, Choice):
+        right = q.correct_letters()
+        assert q.judge(right)
+        for letter in q.letters():
+            if letter not in right:
+                feedback = q.judge(letter)
+                assert not feedback and "not quite" in feedback.text.lower() and len(feedback.text) > 60, \
+                    f"lesson {lesson}, {q.id}, {letter}: {feedback.text}"
+    else:
+        assert q.judge(q.answer) and len(q.wrong) >= 2, f"lesson {lesson}, {q.id}: name two common wrong values"
+
+
+@pytest.mark.parametrize("lesson, q", [(lesson, q) for lesson, q in ALL_QUESTIONS
+                                       if isinstance(q, Choice) and not q.several],
+                         ids=lambda v: v if isinstance(v, str) else v.id)
+def test_the_right_option_does_not_stand_out_by_its_length(lesson, q):
+    right = [len(o.text) for o in q.options if o.correct]
+    wrong = [len(o.text) for o in q.options if not o.correct]
+    assert max(right) <= 1.15 * max(wrong), f"lesson {lesson}, {q.id}: {[o.text for o in q.options]}"

@@ -12,7 +12,7 @@ from typing import Any, Callable
 import numpy as np
 
 from helpers.checks._core import (Case, Mistake, a_kind, array_problem, check_function, close, fmt,
-                                  int_problem, is_library_file, not_a_function, plural, run)
+                                  int_problem, is_library_file, not_a_function, plain_arrays, plural, run)
 from helpers.checks._verdict import grader
 from helpers.ffn import ffn, relu
 from helpers.measure import peak_bytes
@@ -478,13 +478,7 @@ _PRODUCTS = {np.dot, np.einsum, np.tensordot, np.inner, np.linalg.multi_dot}
 
 def _plain(value):
     """value with every _TokenCounter in it (also inside tuples, lists and dicts) turned into a plain array."""
-    if isinstance(value, _TokenCounter):
-        return value.view(np.ndarray)
-    if isinstance(value, (list, tuple)):
-        return type(value)(_plain(v) for v in value)
-    if isinstance(value, dict):
-        return {k: _plain(v) for k, v in value.items()}
-    return value
+    return plain_arrays(value, _TokenCounter)
 
 
 @dataclass

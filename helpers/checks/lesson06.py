@@ -13,7 +13,7 @@ import numpy as np
 
 from helpers import kv_memory
 from helpers.checks._core import (Case, Mistake, Outcome, Report, a_kind, check_function, close, fmt,
-                                  not_a_function, run, vector_problem)
+                                  not_a_function, plain_arrays, run, vector_problem)
 from helpers.checks._verdict import failed_attempts, grader, grading
 from helpers.ffn import relu
 from helpers.kv_memory import build_memory
@@ -94,13 +94,7 @@ class _ProductWatch(np.ndarray):
 
 def _plain(value):
     """value with every _ProductWatch in it (also inside tuples, lists and dicts) as a plain array."""
-    if isinstance(value, _ProductWatch):
-        return value.view(np.ndarray)
-    if isinstance(value, (list, tuple)):
-        return type(value)(_plain(v) for v in value)
-    if isinstance(value, dict):
-        return {k: _plain(v) for k, v in value.items()}
-    return value
+    return plain_arrays(value, _ProductWatch)
 
 
 @dataclass(eq=False)

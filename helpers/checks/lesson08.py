@@ -12,6 +12,8 @@ from functools import partial
 from typing import Any
 
 import numpy as np
+
+from helpers import gradcheck
 from scipy import special
 
 from helpers.checks._core import Case, Mistake, a_kind, check_function, close, fmt, not_a_function, plural
@@ -362,16 +364,7 @@ def check_ffn_backward(fn) -> bool:
 # Exercise 3: numerical_gradient(f, a, eps) -> dF/da by central differences
 # --------------------------------------------------------------------------------------------------------
 def _numerical_reference(f, a, eps):
-    grad = np.zeros(a.shape)
-    for index in np.ndindex(a.shape):
-        kept = a[index]
-        a[index] = kept + eps
-        up = f(a)
-        a[index] = kept - eps
-        down = f(a)
-        a[index] = kept
-        grad[index] = (up - down) / (2 * eps)
-    return grad
+    return gradcheck.numerical_gradient(f, a, eps)          # the course's central differences
 
 
 def _perturbed(f, a, eps, step):
@@ -527,7 +520,8 @@ def check_numerical_gradient(fn) -> bool:
         "numerical_gradient", _watching_a(fn), public, _numerical_reference, _numerical_problem, mistakes,
         compare=lambda got, expected: close(got, expected, rtol=1e-7, atol=1e-9), normalize=_as_float,
         describe=lambda value: fmt(value, 10), hidden=hidden,
-        fallback_hint="use the eps you are given, and for each index of a: keep a[index], set it to kept + eps and to kept - eps, evaluate f "
+        fallback_hint="use the eps you are given, and for each index of a: keep a[index], set it to kept + "
+                      "eps and to kept - eps, evaluate f "
                       "both times, put kept back, and store (up - down) / (2 * eps).")
 
 

@@ -47,13 +47,16 @@ QUIZ = Quiz("03", [
                "Tokens go through the FFN independently, so chunks change nothing in the result; the peak "
                "drops from T rows of hidden units to 64, and each extra product pays a fixed cost.",
                correct=True),
-        Option("It approximates the FFN, trading some accuracy for memory",
+        Option("It approximates the FFN, trading a little accuracy for memory: each chunk sees fewer tokens, "
+               "so its rows come out slightly different",
                "Nothing is approximated: each token's output depends on that token alone, so splitting the "
                "sequence gives exactly the numbers of the whole (to rounding)."),
-        Option("W1 and W2 are smaller when fewer tokens go through",
+        Option("W1 and W2 are smaller when fewer tokens go through them, so the weights take less memory, at "
+               "no cost in time",
                "The weights are the same for every chunk. What shrinks is the hidden activations, one row of "
                "d_ff numbers per token in the chunk."),
-        Option("It only works when T is a multiple of 64",
+        Option("It saves nothing unless T is a multiple of 64; otherwise the last, shorter chunk needs the "
+               "whole hidden layer",
                "The last chunk may simply be shorter: x[s:s + 64] stops at the end of the sequence."),
     ]),
 ])

@@ -46,7 +46,8 @@ QUIZ = Quiz("05", [
         [
             Option("A corner sum of four outputs is 0 for every affine map, and 1 for the target",
                    "Right: in f(1,1,0) - f(1,0,0) - f(0,1,0) + f(0,0,0) every weight and the bias cancel, so no "
-                   "choice of w and b reaches the target's 1. The proof uses only inputs with C = 0: 'A and B' alone is already out of reach.",
+                   "choice of w and b reaches the target's 1. The proof uses only inputs with C = 0: 'A and "
+                   "B' alone is already out of reach.",
                    correct=True),
             Option("C would need an infinitely negative weight to cancel A and B on the input (1, 1, 1)",
                    "C is not the problem: the proof uses only the four inputs with C = 0. A finite negative "

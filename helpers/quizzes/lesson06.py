@@ -34,16 +34,17 @@ QUIZ = Quiz("06", [
     Choice("largest-activation",
            "Unit 3 has the largest activation a_j of all units for some token. Is it the unit that writes the most "
            "to that token's output?",
-           [Option("Yes: the largest activation always writes the most",
+           [Option("Yes: the unit with the largest activation a_j always writes the longest vector to the output",
                    "What a unit writes is a_j u_j, whose length is a_j times the length of its value u_j. A unit "
                    "with a short value can fire hard and still write little."),
             Option("Not necessarily: the length of a_j u_j also depends on the length of its value",
                    "Right: ||a_j u_j|| = a_j ||u_j||, so rank by that product (Exercise 2).", correct=True),
-            Option("No: a silent unit can write more than a firing one",
+            Option("No: a silent unit (a_j = 0) can write more to the output than any unit that fires",
                    "A silent unit has a_j = 0 and writes exactly nothing, whatever its value.")]),
     Choice("working-picture",
            "What does this lesson's memory show about a trained language model's FFN?",
-           [Option("That each fact a trained model knows sits in one hidden unit, like France -> Paris here",
+           [Option("That each fact a trained language model knows sits in exactly one hidden unit of one FFN, "
+                   "like France -> Paris here",
                    "The memory was laid out by hand, one clean unit per fact. In trained models a unit responds "
                    "to many unrelated inputs, and a fact, if it sits anywhere, may be spread over many units and "
                    "layers."),
@@ -52,7 +53,8 @@ QUIZ = Quiz("06", [
                    "Right: the key-value reading (Geva et al. 2021) is a useful way to think about FFNs, not a "
                    "map of where facts live; editing studies find that location and editability can disagree "
                    "(Hase et al. 2023).", correct=True),
-            Option("That a trained FFN fires about half its units for each token, as the random layers did",
+            Option("That a trained FFN fires about half of its hidden units for each token, as this lesson's "
+                   "random layers did",
                    "Half is what random weights give at initialisation. Trained ReLU transformers are far "
                    "sparser: Li et al. (2023) measured 3.0% of T5-Base's FFN units nonzero per input, on "
                    "average.")]),

@@ -21,10 +21,10 @@ QUIZ = Quiz("07", [
            [Option("The two weights add up to less than 1, by an amount that changes from token to token",
                    "Right: the chosen pair's share of the full softmax is below 1 and varies with the other six "
                    "logits, so each token's output is shrunk by its own factor.", correct=True),
-            Option("A different pair of experts is chosen",
+            Option("A different pair of experts is chosen, as the softmax over all eight ranks them differently",
                    "The softmax keeps the order of the logits, so the top two are the same experts either way; "
                    "only their weights differ."),
-            Option("Nothing: the kept probabilities already add up to 1",
+            Option("Nothing: the two kept probabilities already add up to 1 for every token",
                    "They add up to 1 only over all eight experts. The two kept are a part of that sum (0.59 for "
                    "token 0 in section 1).")]),
     Choice("capacity-compute",
@@ -33,9 +33,9 @@ QUIZ = Quiz("07", [
            [Option("The expert parameters double; the work per token stays about the same",
                    "Right: the parameters grow with the number of experts, the compute per token with k. "
                    "Only the router's work grows with the number of experts, and it is tiny.", correct=True),
-            Option("Both the parameters and the work per token double",
+            Option("Both the expert parameters and the work per token double",
                    "A token still runs through only k = 2 experts; the other 14 sit idle for it."),
-            Option("The work per token doubles; the parameters stay the same",
+            Option("The work per token doubles; the expert parameters stay the same",
                    "That is what raising k would do (more experts per token), and even then the parameters "
                    "would not change.")]),
     Choice("calls",

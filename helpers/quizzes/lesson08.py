@@ -38,7 +38,7 @@ QUIZ = Quiz("08", [
                       "relu'(z) = 0 wherever z <= 0, so dz is 0 in that column for every token, and so are "
                       "its dW1 column and db1 entry. Only a change of the inputs could revive it.",
                       correct=True),
-               Option("It pushes the bias up until the unit fires again",
+               Option("It pushes the unit's bias up, a little at each step, until the unit fires again",
                       "What would push it? SGD moves the bias by its gradient, and that gradient passes through "
                       "relu'(z) for every input: what is relu'(z) where z <= 0?"),
                Option("It shrinks W2's row for the unit to 0, which revives the unit",

@@ -109,7 +109,8 @@ grade: $(STAMP)
 		$(if $(LESSONS),--lessons $(LESSONS),) \
 		$(if $(SHARD),--shard $(SHARD) --out $(GRADES)/shard-$(subst /,-of-,$(SHARD)),--out $(GRADES))
 
-# Combines the shards that `make grade SHARD=i/n` wrote into $(GRADES)/shard-i-of-n/.
+# Combines the shards that `make grade SHARD=i/n` wrote into $(GRADES)/shard-i-of-n/. A shard missing (or without
+# its grades.json) fails the target, after writing what it could merge, so that a CI matrix notices.
 grade-merge: $(STAMP)
 	@test -n "$(wildcard $(GRADES)/shard-*-of-*)" || { echo "No shards in $(GRADES)/: run make grade SHARD=i/n first"; exit 2; }
 	$(PY) tools/grade.py merge $(wildcard $(GRADES)/shard-*-of-*) --out $(GRADES)

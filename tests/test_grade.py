@@ -2,6 +2,7 @@
 synthetic notebooks graded two at a time, each scenario a test of what grades.csv, the report and the
 executed copies say."""
 import csv
+import html
 import io
 import json
 import os
@@ -45,14 +46,20 @@ TRACE_WRONG = "def hand_trace():\n    return {z}, {h}, {y}   # b1 left out".form
 FIRING_WRONG = FIRING.replace("z > 0", "z >= 0").replace("    ### BEGIN SOLUTION\n", "").replace(
     "\n    ### END SOLUTION", "")
 FIRING_LOOPS = "def firing_units(x, W1, b1):\n    while True:\n        pass"
+# Lesson 99 imports the course's gelu above its own exercise, as lesson 04 does, and has it in "Going further".
+IMPORTS_99 = IMPORTS + "\nfrom helpers.checks import check_gelu\nfrom helpers.ffn import gelu"
+GELU = ("def gelu(z):\n    \"\"\"Exact GELU.\"\"\"\n    ### BEGIN SOLUTION\n    import math\n"
+        "    import numpy as np\n    z = np.asarray(z, dtype=float)\n"
+        "    return z * 0.5 * (1 + np.vectorize(math.erf)(z / math.sqrt(2)))\n    ### END SOLUTION")
+OWN_GELU = "def gelu(z):\n    from scipy.special import ndtr\n    return z * ndtr(z)"
 
 
 def lesson_notebook(*cells):
-    """A notebook of these cells: markdown where a cell starts with '### ', code otherwise."""
+    """A notebook of these cells: markdown where a cell starts with '## ' or '### ', code otherwise."""
     nb = nbformat.v4.new_notebook()
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
     nb.cells = [nbformat.v4.new_markdown_cell("# A synthetic lesson")]
-    nb.cells += [nbformat.v4.new_markdown_cell(c) if c.startswith("### ") else nbformat.v4.new_code_cell(c)
+    nb.cells += [nbformat.v4.new_markdown_cell(c) if c.startswith(("## ", "### ")) else nbformat.v4.new_code_cell(c)
                  for c in cells]
     return nb
 
@@ -60,7 +67,8 @@ def lesson_notebook(*cells):
 SOLUTION_01 = lesson_notebook(IMPORTS, "### Exercise 1 · Trace by hand\n\n**Difficulty:** ● ○ ○", TRACE,
                               "check_hand_trace(hand_trace)", "### Exercise 2 · Which units fire?", FIRING,
                               "check_firing_units(firing_units)", DEMO, "print('the end of the lesson')")
-SOLUTION_99 = lesson_notebook(IMPORTS, "### Exercise 1 · The trace again", TRACE, "check_hand_trace(hand_trace)")
+SOLUTION_99 = lesson_notebook(IMPORTS_99, "### Exercise 1 · The trace again", TRACE, "check_hand_trace(hand_trace)",
+                              "## Going further", "### Exercise 2 · GELU", GELU, "check_gelu(gelu)")
 
 
 def learner_copy(solution, name, replace=None):
@@ -84,6 +92,7 @@ def write(path, nb):
 
 # positions of cells in the lesson: 1 imports, 3 hand_trace, 4 its check, 6 firing_units, 7 its check, 8 demo
 HT, HT_CHECK, FU, FU_CHECK = 3, 4, 6, 7
+GE = 7                  # lesson 99's gelu (optional)
 
 
 def make_class(base: Path) -> Path:
@@ -96,8 +105,10 @@ def make_class(base: Path) -> Path:
     def hand_in(learner, nb, name=lesson):
         write(submissions / learner / name, nb)
 
-    hand_in("ana", learner_copy(SOLUTION_01, lesson, answers))                          # all correct
-    hand_in("ana", learner_copy(SOLUTION_99, "99_extra.ipynb", {HT: OWN_TRACE}), "99_extra.ipynb")
+    # all correct, handed in as a flat export: <learner>_<NN_lesson>.ipynb at the top, either separator
+    write(submissions / "ana_01_hand_trace.ipynb", learner_copy(SOLUTION_01, lesson, answers))
+    write(submissions / "ana-99_extra.ipynb",
+          learner_copy(SOLUTION_99, "99_extra.ipynb", {HT: OWN_TRACE, GE: OWN_GELU}))
     hand_in("ben", learner_copy(SOLUTION_01, lesson, {HT: OWN_TRACE}))                      # partly done
     hand_in("cal", learner_copy(SOLUTION_01, lesson, {HT: TRACE_WRONG, FU: FIRING_WRONG}))   # mistakes
     hand_in("dee", learner_copy(SOLUTION_01, lesson))                                     # untouched stubs
@@ -115,7 +126,8 @@ def make_class(base: Path) -> Path:
         FU: "from helpers.checks.lesson01 import _reference_firing as firing_units"}))
     hand_in("kim", learner_copy(SOLUTION_01, lesson, {                                 # a fix below
         HT: TRACE_WRONG, FU: OWN_FIRING, HT_CHECK: [OWN_TRACE, "check_hand_trace(hand_trace)   # fixed it"]}))
-    hand_in("lem", learner_copy(SOLUTION_99, "99_extra.ipynb", {HT: OWN_TRACE}), "99_extra.ipynb")  # one lesson
+    hand_in("lem", learner_copy(SOLUTION_99, "99_extra.ipynb", {                       # one lesson; a syntax
+        HT: OWN_TRACE, GE: "def gelu(z)\n    return z"}), "99_extra.ipynb")               # error under an import
     hand_in("max", learner_copy(SOLUTION_01, lesson, {                                 # a first error...
         HT: "def hand_trace()\n    return 1", FU: OWN_FIRING}))                             # ... and its echo
     write(submissions / "ned.ipynb", learner_copy(SOLUTION_01, lesson, {               # a file, not a folder
@@ -154,23 +166,24 @@ def verdicts(row, *exercises):
 
 
 EXERCISES = ("01:hand_trace", "01:firing_units", "99:hand_trace")
+OPTIONAL = "99:gelu"
 
 
 def test_every_row_has_the_same_columns_and_denominators(graded):
     rows = graded["rows"]
     assert sorted(rows) == ["ana", "ben", "cal", "dee", "eve", "fay", "gus", "hal", "ivy", "jon", "kim", "lem",
-                            "max", "ned", "oli", "pam", "quin", "zed"]
+                            "max", "ned", "oli", "pam", "quin", "zed"]      # ana's two flat files: one learner
     header = list(next(iter(rows.values())))
     assert header[:5] == ["learner", "01:hand_trace", "01:hand_trace score", "01:hand_trace mistake",
                           "01:hand_trace flags"]
     assert header[-5:] == ["passed", "exercises", "score", "lessons handed in", "notes"]
-    assert {r["exercises"] for r in rows.values()} == {"3"}
-    assert all(r[e] in grade.VERDICTS for r in rows.values() for e in EXERCISES)
+    assert {r["exercises"] for r in rows.values()} == {"3"}                # the optional gelu is not counted
+    assert all(r[e] in grade.VERDICTS for r in rows.values() for e in (*EXERCISES, OPTIONAL))
 
 
 def test_all_correct(graded):
     ana = graded["rows"]["ana"]
-    assert verdicts(ana, *EXERCISES) == ("pass", "pass", "pass")
+    assert verdicts(ana, *EXERCISES, OPTIONAL) == ("pass", "pass", "pass", "pass")
     assert (ana["passed"], ana["score"], ana["lessons handed in"], ana["notes"]) == ("3", "3.00", "2 of 2", "")
 
 
@@ -237,9 +250,11 @@ def test_the_reference_from_helpers_is_flagged(graded):
     jon = graded["rows"]["jon"]
     assert verdicts(jon, *EXERCISES[:2]) == ("pass", "pass")
     assert jon["01:hand_trace flags"] == "uses helpers.checks.lesson01 (the solution does not)"
-    flagged = {(learner, key) for learner, row in graded["rows"].items() for key in EXERCISES if row[f"{key} flags"]}
+    flagged = {(learner, key) for learner, row in graded["rows"].items() for key in (*EXERCISES, OPTIONAL)
+               if row[f"{key} flags"]}
+    # Not quin's firing_units nor lem's gelu: the course's own function, refused by the check, a fail that says so.
     assert flagged == {("ivy", "01:hand_trace"), ("ivy", "01:firing_units"), ("jon", "01:hand_trace"),
-                       ("jon", "01:firing_units"), ("quin", "01:firing_units")}
+                       ("jon", "01:firing_units")}
     assert jon["01:firing_units flags"] == "uses helpers.checks.lesson01._reference_firing (the solution does not)"
 
 
@@ -281,7 +296,7 @@ def test_csv_files_report_and_summary_agree(graded):
     out = graded["out"]
     with open(out / "verdicts.csv", newline="") as f:
         long = list(csv.DictReader(f))
-    assert len(long) == 18 * 3
+    assert len(long) == 18 * 4
     cal = {r["exercise"]: r for r in long if r["learner"] == "cal" and r["lesson"] == "01_hand_trace"}
     assert cal["hand_trace"]["mistake"] == "b1 left out" and cal["hand_trace"]["verdict"] == "fail"
     summary = (out / "summary.txt").read_text()
@@ -347,9 +362,19 @@ def test_shard_runs_merge_into_the_whole_class(tmp_path, capsys):
     assert merged[1]["99:hand_trace mistake"] == "b1 left out"
     assert "<td>hand_trace</td><td class=\"n\">1 of 3</td><td>b1 left out</td>" in \
         (tmp_path / "all" / "report.html").read_text()
-    # One shard short: said loudly; the same shard twice: refused.
-    assert grade.main(["merge", str(tmp_path / "shard1"), "--out", str(tmp_path / "part")]) == 0
-    assert "MISSING shards: 2/2" in capsys.readouterr().out
+    # One shard short: said loudly, with a failing status (a CI matrix notices), and what it has is merged.
+    assert grade.main(["merge", str(tmp_path / "shard1"), "--out", str(tmp_path / "part")]) == 1
+    said = capsys.readouterr()
+    assert "MISSING shards: 2/2" in said.out
+    assert "grade.py merge: incomplete: missing shard(s) 2/2: their learners are not in these files" in said.err
+    assert [r["learner"] for r in csv.DictReader(open(tmp_path / "part" / "grades.csv"))] == ["amy", "cy"]
+    # A shard whose run never wrote its grades.json: the others are merged, and the status fails.
+    (tmp_path / "shard3").mkdir()
+    assert grade.main(["merge", str(tmp_path / "shard1"), str(tmp_path / "shard3"), "--out",
+                       str(tmp_path / "part")]) == 1
+    said = capsys.readouterr()
+    assert f"no grades.json in {tmp_path / 'shard3'}" in said.err and "INCOMPLETE MERGE" in said.out
+    # The same shard twice: refused.
     with pytest.raises(SystemExit, match="again"):
         grade.main(["merge", str(tmp_path / "shard1"), str(tmp_path / "shard1"), "--out", str(tmp_path / "x")])
 
@@ -436,7 +461,7 @@ def test_only_the_lessons_set_are_graded_and_in_every_row(tmp_path):
           learner_copy(SOLUTION_99, "99_extra.ipynb", {HT: OWN_TRACE}))
     header, rows, _ = grade.grade(tmp_path / "sub", tmp_path / "out", solutions=tmp_path / "solutions",
                                   lessons=["99"], progress=False)
-    assert [h for h in header if ":" in h and " " not in h] == ["99:hand_trace"]
+    assert [h for h in header if ":" in h and " " not in h] == ["99:hand_trace", "99:gelu"]
     assert rows[0]["99:hand_trace"] == "pass" and rows[0]["exercises"] == "1"
     assert rows[0]["notes"] == "01_hand_trace.ipynb: not graded: lesson 01_hand_trace is not among the lessons set"
     with pytest.raises(SystemExit, match="No lessons 42"):
@@ -453,7 +478,7 @@ def test_going_further_exercises_have_columns_but_do_not_count_in_the_totals():
     header, rows = grade_report.rows_of(model)
     assert rows[0]["01:b"] == "fail" and rows[0]["01:b score"] == "0.50"
     assert (rows[0]["passed"], rows[0]["exercises"], rows[0]["score"]) == ("1", "1", "1.00")
-    assert "<th scope=\"row\">b (going further)</th>" in grade_report.report_html(model)
+    assert "<th scope=\"row\">b (optional)</th>" in grade_report.report_html(model)
 
 
 def test_an_experiment_after_a_pass_does_not_count_and_the_courses_own_function_does_not_pass(graded):
@@ -463,3 +488,116 @@ def test_an_experiment_after_a_pass_does_not_count_and_the_courses_own_function_
     quin = graded["rows"]["quin"]
     assert verdicts(quin, *EXERCISES[:2]) == ("pass", "fail")
     assert quin["01:firing_units mistake"] == "the course's reference was checked, not the learner's function"
+
+
+# ---- the instructor's view: lists, optional exercises, flat exports, who failed what ------------------------
+def test_a_syntax_error_under_an_import_of_the_courses_function_fails_naming_why(graded):
+    # Lesson 04 imports the course's gelu at the top; a learner's gelu cell that does not run leaves the name
+    # meaning the course's function, which the check refuses: a fail that says why, not a pass.
+    lem = graded["rows"]["lem"]
+    assert (lem[OPTIONAL], lem[f"{OPTIONAL} score"]) == ("fail", "0.00")
+    assert lem[f"{OPTIONAL} mistake"] == "the course's reference was checked, not the learner's function"
+    assert lem[f"{OPTIONAL} flags"] == ""                        # the verdict says it; no "uses helpers.ffn.gelu"
+    assert "99_extra.ipynb: the code of Exercise 2 · GELU raised SyntaxError: " in lem["notes"]
+    assert "Lesson 99: extra\n    gelu (optional): 1 of 2: the course's reference was checked, not the learner's " \
+           "function" in (graded["out"] / "summary.txt").read_text()
+
+
+def test_optional_exercises_are_marked_in_summary_and_verdicts_csv(graded):
+    out = graded["out"]
+    with open(out / "verdicts.csv", newline="") as f:
+        long = list(csv.DictReader(f))
+    marks = {(r["lesson"], r["exercise"]): r["optional"] for r in long if r["learner"] == "ana"}
+    assert marks == {("01_hand_trace", "hand_trace"): "no", ("01_hand_trace", "firing_units"): "no",
+                     ("99_extra", "hand_trace"): "no", ("99_extra", "gelu"): "yes"}
+    table = [line for line in (out / "summary.txt").read_text().splitlines() if line.startswith(("99:", "01:"))]
+    assert [line.split("  ")[0].strip() for line in table] == ["01:hand_trace", "01:firing_units", "99:hand_trace",
+                                                              "99:gelu (optional)"]
+    assert '(optional): in a "Going further" section; not counted in grades.csv\'s totals.' in graded["stdout"]
+    report = (out / "report.html").read_text()
+    assert '<th scope="row">gelu (optional)</th>' in report
+    brief = report.split("<h2>Before the next session</h2>")[1].split("<h2>")[0]
+    assert "<li>hand_trace (Lesson 01: hand trace): 10 of 16 passed" in brief
+    assert "gelu (optional) (" not in brief              # fewest passed: of the core exercises (gelu: 1 of 2)
+
+
+def test_a_flat_export_is_grouped_by_learner_and_said_so(graded):
+    # ana_01_hand_trace.ipynb and ana-99_extra.ipynb, side by side with the other learners' folders: one learner
+    # (test_all_correct: both lessons in one row), named in the summary and the report.
+    said = "2 notebook(s) directly in the folder, named <learner>_<NN_lesson>.ipynb, were grouped by learner: " \
+           "ana (2)."
+    assert said in graded["stdout"] and html.escape(said) in (graded["out"] / "report.html").read_text()
+    assert (graded["out"] / "ana" / "ana-99_extra.ipynb").exists()          # the executed copy, in ana's folder
+    assert graded["model"]["settings"]["grouped"] == {"ana": ["ana-99_extra.ipynb", "ana_01_hand_trace.ipynb"]}
+
+
+def test_flat_names_group_by_learner_and_other_files_stay_learners(tmp_path):
+    for name in ("alice_01_hand_trace.ipynb", "alice_02_pure_python.ipynb", "bob_01_hand_trace.ipynb",
+                 "mary_ann-03_numpy_position_wise (1).ipynb", "ned.ipynb", "01_hand_trace.ipynb", "carl_01.ipynb"):
+        (tmp_path / name).write_text("{}")
+    write(tmp_path / "bob" / "02_pure_python.ipynb", lesson_notebook())
+    learners = grade.find_submissions(tmp_path)
+    assert {k: [p.name for p in v] for k, v in learners.items()} == {
+        "alice": ["alice_01_hand_trace.ipynb", "alice_02_pure_python.ipynb"],
+        "bob": ["02_pure_python.ipynb", "bob_01_hand_trace.ipynb"],           # a folder and a flat file
+        "mary_ann": ["mary_ann-03_numpy_position_wise (1).ipynb"], "ned": ["ned.ipynb"],
+        "01_hand_trace": ["01_hand_trace.ipynb"], "carl_01": ["carl_01.ipynb"]}
+    assert grade.grouped_by_name(learners, tmp_path) == {
+        "alice": ["alice_01_hand_trace.ipynb", "alice_02_pure_python.ipynb"], "bob": ["bob_01_hand_trace.ipynb"],
+        "mary_ann": ["mary_ann-03_numpy_position_wise (1).ipynb"]}
+
+
+def _model(lessons: dict[str, dict[str, list[tuple[str, str]]]]) -> dict:
+    """A graded class as data: lessons = {lesson: {check: [(learner, mistake or "" for a pass)]}}."""
+    model = {"format": grade.FORMAT, "lessons": {lesson: list(checks) for lesson, checks in lessons.items()},
+             "optional": [], "settings": {"submissions": "class", "cell_timeout": 60, "timeout": 600},
+             "notebooks": 0, "seconds": 0.0, "learners": {}}
+    learners = sorted({learner for checks in lessons.values() for done in checks.values() for learner, _ in done})
+    for learner in learners:
+        model["learners"][learner] = {"exercises": {}, "notes": [], "handed_in": list(lessons)}
+        for lesson, checks in lessons.items():
+            for check, done in checks.items():
+                mistake = dict(done).get(learner)
+                verdict = "not attempted" if mistake is None else "fail" if mistake else "pass"
+                model["learners"][learner]["exercises"][grade_report.column(lesson, check)] = {
+                    "verdict": verdict, "passed": None, "total": None, "score": 1.0 if verdict == "pass" else 0.0,
+                    "mistake": mistake or "", "named": True, "flags": [], "notebook": ""}
+    return model
+
+
+def test_every_lessons_commonest_mistakes_are_listed_and_a_cut_list_says_so(tmp_path):
+    # Lesson 01: 20 different mistakes, each made by two learners, more than lesson 02's single one.
+    many = {"check_a": [(f"l{k:02d}", f"mistake {k // 2}") for k in range(40)]}
+    model = _model({"01_x": many, "02_y": {"check_b": [("l00", "the rare one"), ("l01", "")]}})
+    summary = grade_report.summary_text(model, tmp_path)
+    assert "  Lesson 02: y\n    b: 1 of 40: the rare one\n" in summary           # not crowded out by lesson 01
+    lesson_01 = summary.split("  Lesson 01: x\n")[1].split("  Lesson 02")[0].splitlines()
+    assert len(lesson_01) == 5 + 1 and lesson_01[0] == "    a: 2 of 40: mistake 0"
+    assert lesson_01[-1] == "    ... and 15 more named mistakes in this lesson, made 30 times in all: report.html " \
+                            "lists every one"
+    report = grade_report.report_html(model)
+    assert report.count("<td>a</td><td class=\"n\">2 of 40</td>") == 20             # the report lists every one
+    brief = report.split("<h2>Before the next session</h2>")[1].split("<h2>")[0]
+    assert brief.count("<li>Lesson 01: x, a: 2 of 40:") == 2 and "<li>Lesson 02: y, b: 1 of 40: the rare one.</li>" \
+        in brief
+    assert "18 more named mistakes not shown here: each lesson's section below lists every one" in brief
+
+
+def test_report_says_who_did_not_pass_each_exercise(graded):
+    report = (graded["out"] / "report.html").read_text()
+    lesson_01 = report.split("<h2>Lesson 01: hand trace</h2>")[1].split("<h2>")[0]
+    assert "<caption>Lesson 01: who did not pass, per exercise</caption>" in lesson_01
+    assert '<th scope="col">verdict and mistake</th>' in lesson_01
+    assert '<tr><th scope="row">hand_trace</th><td>fail: b1 left out</td><td class="n">1</td><td>cal</td></tr>' \
+        in lesson_01
+    assert '<tr><th scope="row">hand_trace</th><td>not attempted (the stub)</td><td class="n">1</td><td>dee</td>' \
+        '</tr>' in lesson_01
+    assert '<tr><th scope="row">hand_trace</th><td>not run</td><td class="n">3</td><td>hal, max, ned</td></tr>' \
+        in lesson_01
+    assert '<tr><th scope="row">firing_units</th><td>not attempted (the stub)</td><td class="n">2</td>' \
+        '<td>ben, dee</td></tr>' in lesson_01
+    assert "<p>Did not hand lesson 01 in (2): lem, oli.</p>" in lesson_01
+    rows = lesson_01.split("who did not pass")[1].count("<tr><th scope=\"row\">")
+    not_passed = sum(row[key] != "pass" for row in graded["rows"].values() for key in EXERCISES[:2]
+                     if row[key] != "not handed in")
+    assert rows <= not_passed and rows > 0

@@ -2,9 +2,11 @@
 
 Who is who: each subfolder of SUBMISSIONS is one learner (named after the folder) and holds that learner's
 notebooks, named as in notebooks/ (`alice/01_hand_trace.ipynb`, `alice/02_pure_python.ipynb`, ...). A
-notebook directly in SUBMISSIONS is a learner of its own, named after the file (`bob.ipynb`). Which lesson
-a notebook is comes from its file name (`01_hand_trace` in it), else from the metadata `make notebooks`
-writes into every learner copy, else from the checks it calls.
+notebook directly in SUBMISSIONS named <learner>_<NN_lesson>.ipynb or <learner>-<NN_lesson>.ipynb (a flat
+export from a learning platform: `alice_01_hand_trace.ipynb`, `alice_02_pure_python.ipynb`) belongs to that
+learner, and the summary lists the learners so grouped; any other notebook there is a learner of its own,
+named after the file (`bob.ipynb`). Which lesson a notebook is comes from its file name (`01_hand_trace` in
+it), else from the metadata `make notebooks` writes into every learner copy, else from the checks it calls.
 
 What runs: each notebook runs top to bottom in a fresh kernel of this environment, in a scratch folder, with
 FFN_GRADING=1 (so checks run their hidden cases too). Every cell has a time limit (--cell-timeout, 60 s): a
@@ -27,7 +29,8 @@ One verdict per exercise and learner, the same columns and denominators for ever
     not handed in   no notebook for that lesson
 Flags, not verdicts: an exercise whose function is the reference solution's code (the same syntax tree as in
 solutions/, comments and docstrings aside), or that uses something from `helpers` the solution does not (the
-course's reference, imported or called), is flagged; the instructor decides.
+course's reference, imported or called), is flagged; the instructor decides. (The course's own function handed
+to a check is not flagged: the check fails it, saying so.)
 Notes: per notebook, the first cell that raised (with the exception's message; the count of later errors,
 which it usually causes, is given, not each), every cell interrupted or skipped, an unreadable file.
 
@@ -37,13 +40,14 @@ What it writes (into --out, default grades/, git-ignored; tools/grade_report.py 
     verdicts.csv    the same, one row per learner and exercise (for a spreadsheet's pivot table)
     report.html     the class report: per lesson a bar chart of pass rates, a table of verdicts, the most
                     common named mistakes with counts; then flags and learners with problems
-    summary.txt     the report in plain text (also printed)
+    summary.txt     the report in plain text (also printed): each lesson's commonest named mistakes
     grades.json     everything above, for `merge`
     LEARNER/NAME    the executed copy of each notebook, to look at what went wrong
 
 A class too big for one machine: `--shard i/n` grades learner k (alphabetical, from 1) when
 (k - 1) mod n == i - 1, into its own --out; `python tools/grade.py merge DIR ... --out grades` combines the
-shards' grades.json into one set of files (array jobs on a cluster, or a CI matrix, share the work).
+shards' grades.json into one set of files (array jobs on a cluster, or a CI matrix, share the work); it exits
+with status 1 when a shard is missing (after writing what it could merge).
 
 Learners' code runs with your permissions: grade work from people you trust, or inside a container.
 """
@@ -55,6 +59,7 @@ import json
 import logging
 import multiprocessing
 import os
+import re
 import sys
 import tempfile
 import textwrap
@@ -69,7 +74,7 @@ from nbclient import NotebookClient
 from nbclient.exceptions import CellTimeoutError, DeadKernelError
 
 from grade_report import (FAIL, FORMAT, NOT_ATTEMPTED, NOT_HANDED_IN, NOT_RUN, PASS, VERDICTS,  # noqa: F401
-                          column, merge, write_outputs)
+                          column, merge, merge_problems, merged_model, write_outputs)
 from notebooks import CHECK_CALL, META_KEY, QUIET_KERNEL, describe_cell
 
 from helpers import progress  # which exercises are optional (in a "Going further" section)
@@ -141,8 +146,9 @@ def _ffn_grading_setup(record_path):
         return used
 
     def describe(fn, name):
-        from helpers.checks._verdict import is_the_exercise
-        about = {"fn": getattr(fn, "__name__", ""), "own": is_the_exercise(fn, name.removeprefix("check_"))}
+        from helpers.checks._verdict import course_function, is_the_exercise
+        about = {"fn": getattr(fn, "__name__", ""), "own": is_the_exercise(fn, name.removeprefix("check_")),
+                 "course": course_function(fn)}
         try:
             about["helpers"] = sorted(helpers_used(fn, set()))
         except Exception:
@@ -318,6 +324,16 @@ def expected_exercises(solutions: Path = ROOT / "solutions") -> dict[str, list[s
 # ----------------------------------------------------------------------------------------------------------
 # Finding the learners and their lessons
 # ----------------------------------------------------------------------------------------------------------
+# A notebook directly in the submissions folder named <learner>_<NN_lesson>... or <learner>-<NN_lesson>...
+FLAT_NAME = re.compile(r"^(?P<learner>.+?)[_-](?P<lesson>\d{2}_[A-Za-z0-9]+(?:_[A-Za-z0-9]+)*)(?![A-Za-z0-9])")
+
+
+def flat_learner(name: str) -> str | None:
+    """The learner of a top-level notebook named like `alice_01_hand_trace.ipynb` (None for `bob.ipynb`)."""
+    match = FLAT_NAME.match(Path(name).stem)
+    return match.group("learner") if match else None
+
+
 def find_submissions(folder: Path) -> dict[str, list[Path]]:
     """learner -> notebooks, by the rule in the module docstring (empty list: a folder with none)."""
     learners: dict[str, list[Path]] = {}
@@ -325,10 +341,18 @@ def find_submissions(folder: Path) -> dict[str, list[Path]]:
         if entry.name.startswith("."):
             continue
         if entry.is_dir():
-            learners[entry.name] = sorted(p for p in entry.rglob("*.ipynb") if ".ipynb_checkpoints" not in p.parts)
+            learners.setdefault(entry.name, []).extend(
+                sorted(p for p in entry.rglob("*.ipynb") if ".ipynb_checkpoints" not in p.parts))
         elif entry.suffix == ".ipynb":
-            learners.setdefault(entry.stem, []).append(entry)
-    return learners
+            learners.setdefault(flat_learner(entry.name) or entry.stem, []).append(entry)
+    return {learner: sorted(paths) for learner, paths in learners.items()}
+
+
+def grouped_by_name(learners: dict[str, list[Path]], folder: Path) -> dict[str, list[str]]:
+    """The learners whose top-level notebooks were grouped by their names: learner -> file names."""
+    grouped = {learner: [p.name for p in paths if p.parent == folder and flat_learner(p.name) == learner]
+               for learner, paths in learners.items()}
+    return {learner: names for learner, names in grouped.items() if names}
 
 
 def shard_of(learners: dict[str, list[Path]], shard: tuple[int, int] | None) -> dict[str, list[Path]]:
@@ -693,7 +717,9 @@ def _attempt(entry: dict, lesson: Lesson, cell_timeout: float) -> dict:
         score = passed / total if status == FAIL and isinstance(passed, int) and total else 0.0
     flags = []
     source, helpers = entry.get("source") or "", entry.get("helpers") or []
-    if status != NOT_ATTEMPTED:
+    # The course's own function handed to the check is refused, a fail whose mistake says so: no flag as well
+    # (after a syntax error in the exercise cell, "uses helpers.ffn.gelu" would read like copying).
+    if status != NOT_ATTEMPTED and not (status == FAIL and entry.get("course")):
         learner_tree = normalised(source, entry.get("fn") or exercise) if source else None
         if learner_tree is not None and learner_tree == lesson.solutions.get(exercise):
             flags.append("same code as solutions/")
@@ -809,7 +835,8 @@ def grade(submissions: Path, out: Path, cell_timeout: float = CELL_TIMEOUT, time
             results.append(_grade_task(task))
             bar.step()
     settings = {"submissions": str(submissions), "cell_timeout": cell_timeout, "timeout": timeout,
-                "shard": list(shard) if shard else None, "jobs": jobs}
+                "shard": list(shard) if shard else None, "jobs": jobs,
+                "grouped": grouped_by_name(learners, submissions)}
     return write_outputs(build_model(course, learners, results, settings), out)
 
 
@@ -820,13 +847,18 @@ def main(argv: list[str] | None = None) -> int:
         parser.add_argument("folders", type=Path, nargs="+", help="the shards' --out folders")
         parser.add_argument("--out", type=Path, default=ROOT / "grades", help="where to write (default: grades/)")
         args = parser.parse_args(argv[1:])
-        missing = [f for f in args.folders if not (f / "grades.json").exists()]
-        if missing:
-            print(f"No grades.json in {', '.join(map(str, missing))}", file=sys.stderr)
+        readable = [f for f in args.folders if (f / "grades.json").exists()]
+        if not readable:
+            print(f"No grades.json in {', '.join(map(str, args.folders))}", file=sys.stderr)
             return 2
-        _, _, summary = merge(args.folders, args.out)
+        model = merged_model(readable, [f for f in args.folders if f not in readable])
+        _, _, summary = write_outputs(model, args.out)
         print(summary, end="")
-        return 0
+        problems = merge_problems(model["settings"])
+        for problem in problems:              # on stderr too, and a failing status, so that CI notices
+            print(f"grade.py merge: incomplete: {problem} (what could be merged is in {args.out})",
+                  file=sys.stderr)
+        return 1 if problems else 0
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("submissions", type=Path, help="folder of learners' notebooks")
     parser.add_argument("--out", type=Path, default=ROOT / "grades", help="where to write (default: grades/)")

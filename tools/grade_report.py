@@ -2,10 +2,11 @@
 and grades.json; `merge` combines shards' grades.json. tools/grade.py runs the notebooks and builds the data
 (build_model); nothing here runs anything.
 
-The data (grades.json) is plain JSON: {"format", "lessons": {lesson: [check names]}, "settings",
-"notebooks", "seconds", "learners": {learner: {"exercises": {column: entry}, "notes": [...],
+The data (grades.json) is plain JSON: {"format", "lessons": {lesson: [check names]}, "optional": [columns],
+"settings", "notebooks", "seconds", "learners": {learner: {"exercises": {column: entry}, "notes": [...],
 "handed_in": [...]}}}, an entry being {"verdict", "passed", "total", "score", "mistake", "named", "flags",
-"notebook"}.
+"notebook"}. "settings" may also hold "grouped" ({learner: [file names]}: top-level notebooks grouped by their
+names) and, after a merge, "shards", "missing_shards", "mixed_shards" and "unreadable".
 """
 from __future__ import annotations
 
@@ -16,7 +17,12 @@ from pathlib import Path
 
 PASS, FAIL, NOT_ATTEMPTED, NOT_RUN, NOT_HANDED_IN = "pass", "fail", "not attempted", "not run", "not handed in"
 VERDICTS = (PASS, FAIL, NOT_ATTEMPTED, NOT_RUN, NOT_HANDED_IN)
+RANK_OF = {v: k for k, v in enumerate(VERDICTS)}      # the order verdicts are listed in
 FORMAT = 1                # of grades.json
+SUMMARY_MISTAKES = 5      # summary.txt: the commonest named mistakes of each lesson
+BRIEF_MISTAKES = 2        # the report's "Before the next session": the commonest of each lesson
+BRIEF_HARDEST = 3         # ... and the exercises passed by the fewest
+OPTIONAL = " (optional)"  # after an optional exercise's name (one in a "Going further" section)
 
 
 def column(lesson: str, check: str) -> str:
@@ -54,26 +60,37 @@ def rows_of(model: dict) -> tuple[list[str], list[dict[str, str]]]:
 
 def long_rows(model: dict) -> tuple[list[str], list[dict[str, str]]]:
     """verdicts.csv: one row per learner and exercise."""
-    header = ["learner", "lesson", "exercise", "verdict", "cases passed", "cases", "score", "mistake", "flags",
-              "notebook"]
+    header = ["learner", "lesson", "exercise", "optional", "verdict", "cases passed", "cases", "score", "mistake",
+              "flags", "notebook"]
+    optional = set(model.get("optional", []))
     rows = []
     for learner, data in sorted(model["learners"].items()):
         for lesson, checks in model["lessons"].items():
             for check in checks:
-                e = data["exercises"][column(lesson, check)]
+                key = column(lesson, check)
+                e = data["exercises"][key]
                 rows.append({"learner": learner, "lesson": lesson, "exercise": check.removeprefix("check_"),
-                             "verdict": e["verdict"], "cases passed": "" if e["passed"] is None else str(e["passed"]),
+                             "optional": "yes" if key in optional else "no", "verdict": e["verdict"],
+                             "cases passed": "" if e["passed"] is None else str(e["passed"]),
                              "cases": "" if e["total"] is None else str(e["total"]), "score": f"{e['score']:.2f}",
                              "mistake": e["mistake"], "flags": "; ".join(e["flags"]), "notebook": e["notebook"]})
     return header, rows
 
 
 def _label(model: dict, key: str, exercise: str) -> str:
-    return exercise + (" (going further)" if key in model.get("optional", []) else "")
+    return exercise + (OPTIONAL if key in model.get("optional", []) else "")
+
+
+def _outcome(verdict: str, mistake: str) -> str:
+    """How the who-did-not-pass table names a verdict: 'fail: b1 left out', 'not attempted (the stub)'."""
+    if verdict == FAIL:
+        return f"fail: {mistake}" if mistake else "fail (no mistake named)"
+    return {NOT_ATTEMPTED: "not attempted (the stub)"}.get(verdict, verdict)
 
 
 def class_stats(model: dict) -> dict:
-    """Per exercise: counts of each verdict, and the named mistakes with their counts (most common first)."""
+    """Per exercise: counts of each verdict, the named mistakes with their counts (most common first), and who
+    did not pass: (outcome, learners) for each fail's mistake, not attempted and not run."""
     stats = {}
     for lesson, checks in model["lessons"].items():
         for check in checks:
@@ -86,11 +103,54 @@ def class_stats(model: dict) -> dict:
                     mistakes[e["mistake"]] = mistakes.get(e["mistake"], 0) + 1
             flagged = sorted((learner, flag) for learner, data in model["learners"].items()
                              for flag in data["exercises"][key]["flags"])
+            who: dict[tuple[str, str], list[str]] = {}
+            for learner, data in sorted(model["learners"].items()):
+                e = data["exercises"][key]
+                if e["verdict"] in (FAIL, NOT_ATTEMPTED, NOT_RUN):
+                    who.setdefault((e["verdict"], e["mistake"] if e["verdict"] == FAIL else ""), []).append(learner)
+            not_passed = [(_outcome(verdict, mistake), learners) for (verdict, mistake), learners in
+                          sorted(who.items(), key=lambda w: (RANK_OF[w[0][0]], -len(w[1]), w[0][1]))]
             stats[key] = {"lesson": lesson, "exercise": _label(model, key, check.removeprefix("check_")),
-                          "counts": counts,
+                          "optional": key in model.get("optional", []), "counts": counts,
                           "handed_in": len(entries) - counts[NOT_HANDED_IN],
-                          "mistakes": sorted(mistakes.items(), key=lambda m: (-m[1], m[0])), "flags": flagged}
+                          "mistakes": sorted(mistakes.items(), key=lambda m: (-m[1], m[0])), "flags": flagged,
+                          "not_passed": not_passed}
     return stats
+
+
+def _by_lesson(model: dict, stats: dict) -> dict[str, list[tuple[dict, str, int]]]:
+    """lesson -> its named mistakes as (exercise's stats, mistake, learners), the commonest first."""
+    return {lesson: sorted(((stats[column(lesson, c)], m, n) for c in checks
+                            for m, n in stats[column(lesson, c)]["mistakes"]), key=lambda t: -t[2])
+            for lesson, checks in model["lessons"].items()}
+
+
+def _plural(n: int, word: str) -> str:
+    """'1 time', '3 times'; 'more named mistake' -> '18 more named mistakes'."""
+    return f"{n} {word}{'s' * (n != 1)}"
+
+
+def _grouped_text(settings: dict) -> str:
+    grouped = settings.get("grouped") or {}
+    if not grouped:
+        return ""
+    files = sum(len(names) for names in grouped.values())
+    return (f"{files} notebook(s) directly in the folder, named <learner>_<NN_lesson>.ipynb, were grouped by "
+            f"learner: " + ", ".join(f"{learner} ({len(names)})" for learner, names in sorted(grouped.items()))
+            + ". If these are not learners' names, put each learner's notebooks in a folder of their own.")
+
+
+def merge_problems(settings: dict) -> list[str]:
+    """What makes a merge incomplete (shards missing, of different splits, or unreadable): [] when whole."""
+    problems = []
+    if settings.get("unreadable"):
+        problems.append(f"no grades.json in {', '.join(settings['unreadable'])} (did that shard's run finish?)")
+    if settings.get("missing_shards"):
+        problems.append(f"missing shard(s) {settings['missing_shards']}: their learners are not in these files")
+    if settings.get("mixed_shards"):
+        problems.append(f"shards of different splits ({settings['mixed_shards']}): learners may be missing or "
+                        "graded twice; merge the shards of one run")
+    return problems
 
 
 def summary_text(model: dict, out: Path) -> str:
@@ -104,19 +164,34 @@ def summary_text(model: dict, out: Path) -> str:
              f"Files: {out / 'grades.csv'}, {out / 'report.html'}", ""]
     if settings.get("missing_shards"):
         lines += [f"MISSING shards: {settings['missing_shards']}: their learners are not in these files.", ""]
+    lines += [f"INCOMPLETE MERGE: {problem}." for problem in merge_problems(settings)
+              if not problem.startswith("missing shard")]
+    if _grouped_text(settings):
+        lines += [_grouped_text(settings), ""]
     if stats:
-        width = max(len(k) for k in stats)
+        names = {key: key + (OPTIONAL if s["optional"] else "") for key, s in stats.items()}
+        width = max(len(name) for name in names.values())
         lines.append(f"{'exercise':<{width}}  passed   fail  not attempted  not run  not handed in")
         for key, s in stats.items():
             c = s["counts"]
-            lines.append(f"{key:<{width}}  {c[PASS]:>3} of {s['handed_in']:<3} {c[FAIL]:>4}  {c[NOT_ATTEMPTED]:>13}"
-                         f"  {c[NOT_RUN]:>7}  {c[NOT_HANDED_IN]:>13}")
+            lines.append(f"{names[key]:<{width}}  {c[PASS]:>3} of {s['handed_in']:<3} {c[FAIL]:>4}  "
+                         f"{c[NOT_ATTEMPTED]:>13}  {c[NOT_RUN]:>7}  {c[NOT_HANDED_IN]:>13}")
+        if any(s["optional"] for s in stats.values()):
+            lines.append("(optional): in a \"Going further\" section; not counted in grades.csv's totals.")
         lines.append("")
-        common = [(key, s, m, n) for key, s in stats.items() for m, n in s["mistakes"]]
-        if common:
-            lines.append("Most common named mistakes:")
-            for key, s, mistake, n in sorted(common, key=lambda t: -t[3])[:15]:
-                lines.append(f"  {s['exercise']}: {n} of {s['handed_in']}: {mistake}")
+        by_lesson = {lesson: m for lesson, m in _by_lesson(model, stats).items() if m}
+        if by_lesson:
+            lines.append(f"Most common named mistakes, per lesson (the {SUMMARY_MISTAKES} commonest of each; "
+                         "report.html lists every one, verdicts.csv has each learner's):")
+            for lesson, mistakes in by_lesson.items():
+                lines.append(f"  {_title(lesson)}")
+                for s, mistake, n in mistakes[:SUMMARY_MISTAKES]:
+                    lines.append(f"    {s['exercise']}: {n} of {s['handed_in']}: {mistake}")
+                if len(mistakes) > SUMMARY_MISTAKES:
+                    rest = mistakes[SUMMARY_MISTAKES:]
+                    made = _plural(sum(n for _, _, n in rest), "time")
+                    lines.append(f"    ... and {_plural(len(rest), 'more named mistake')} in this lesson, made {made} "
+                                 "in all: report.html lists every one")
             lines.append("")
         flags = [(s["exercise"], learner, flag) for s in stats.values() for learner, flag in s["flags"]]
         if flags:
@@ -200,20 +275,35 @@ def report_html(model: dict) -> str:
     if settings.get("missing_shards"):
         out.append(f"<p><strong>Missing shards: {html.escape(str(settings['missing_shards']))}.</strong> "
                    "Their learners are not in this report.</p>")
-    # Before the next session: the exercises fewest passed, and the most common mistakes, across the course.
-    hardest = sorted((s for s in stats.values() if s["handed_in"] and _rate(s) < 1), key=_rate)[:3]
-    common = sorted(((s, m, c) for s in stats.values() for m, c in s["mistakes"]), key=lambda t: -t[2])[:5]
+    out += [f"<p><strong>Incomplete merge: {html.escape(problem)}.</strong></p>"
+            for problem in merge_problems(settings) if not problem.startswith("missing shard")]
+    if _grouped_text(settings):
+        out.append(f"<p>{html.escape(_grouped_text(settings))}</p>")
+    # Before the next session: the core exercises fewest passed, and each lesson's commonest mistakes.
+    not_all = sorted((s for s in stats.values() if s["handed_in"] and _rate(s) < 1 and not s["optional"]),
+                     key=_rate)
+    hardest = not_all[:BRIEF_HARDEST]
+    by_lesson = _by_lesson(model, stats)
+    common = [(lesson, t) for lesson, mistakes in by_lesson.items() for t in mistakes[:BRIEF_MISTAKES]]
+    left_out = sum(max(0, len(m) - BRIEF_MISTAKES) for m in by_lesson.values())
     out.append("<h2>Before the next session</h2>")
     if hardest:
-        out.append("<p>Passed by the fewest:</p><ul>")
+        out.append("<p>Passed by the fewest (core exercises):</p><ul>")
         out += [f"<li>{html.escape(s['exercise'])} ({html.escape(_title(s['lesson']))}): {s['counts'][PASS]} of "
                 f"{s['handed_in']} passed ({100 * _rate(s):.0f} %).</li>" for s in hardest]
         out.append("</ul>")
+        if len(not_all) > len(hardest):
+            out.append(f'<p class="note">{_plural(len(not_all) - len(hardest), "more exercise")} not passed by '
+                       "everyone: see each lesson's tables below.</p>")
     if common:
-        out.append("<p>The most common named mistakes:</p><ul>")
-        out += [f"<li>{html.escape(s['exercise'])}: {c} of {s['handed_in']}: {html.escape(m)}.</li>"
-                for s, m, c in common]
+        out.append(f"<p>The most common named mistakes (the {BRIEF_MISTAKES} commonest of each lesson):</p><ul>")
+        out += [f"<li>{html.escape(_title(lesson))}, {html.escape(s['exercise'])}: {c} of {s['handed_in']}: "
+                f"{html.escape(m)}.</li>" for lesson, (s, m, c) in common]
         out.append("</ul>")
+        if left_out:
+            out.append(f'<p class="note">{_plural(left_out, "more named mistake")} not shown here: each '
+                       "lesson's section below lists every one, with who made it; verdicts.csv has each "
+                       "learner's.</p>")
     if not hardest and not common:
         out.append('<p class="note">Every exercise handed in passed.</p>')
     for lesson, checks in model["lessons"].items():
@@ -229,17 +319,21 @@ def report_html(model: dict) -> str:
             out.append(f"<tr><th scope=\"row\">{html.escape(s['exercise'])}</th>"
                        + "".join(f'<td class="n">{s["counts"][v]}</td>' for v in VERDICTS) + "</tr>")
         out.append("</tbody></table>")
-        mistakes = [(s, m, c) for s in items for m, c in s["mistakes"]]
+        if any(s["optional"] for s in items):
+            out.append('<p class="note">(optional): in a "Going further" section; not counted in the totals of '
+                       "grades.csv.</p>")
+        mistakes = by_lesson[lesson]
         if mistakes:
-            out.append(f"<table><caption>Lesson {number}: the most common named mistakes"
+            out.append(f"<table><caption>Lesson {number}: every named mistake, the commonest first"
                        "</caption><thead><tr><th scope=\"col\">exercise</th><th scope=\"col\">learners</th>"
                        "<th scope=\"col\">mistake</th></tr></thead><tbody>")
-            for s, m, c in sorted(mistakes, key=lambda t: -t[2])[:10]:
+            for s, m, c in mistakes:
                 out.append(f"<tr><td>{html.escape(s['exercise'])}</td><td class=\"n\">{c} of {s['handed_in']}</td>"
                            f"<td>{html.escape(m)}</td></tr>")
             out.append("</tbody></table>")
         else:
             out.append('<p class="note">No named mistakes in this lesson.</p>')
+        out += _who_did_not_pass(model, lesson, items)
     flags = [(s, learner, flag) for s in stats.values() for learner, flag in s["flags"]]
     out.append("<h2>Flags (not verdicts)</h2>")
     if flags:
@@ -266,6 +360,28 @@ def report_html(model: dict) -> str:
     return "\n".join(out) + "\n"
 
 
+def _who_did_not_pass(model: dict, lesson: str, items: list[dict]) -> list[str]:
+    """Per exercise, who did not pass it and why (a fail's mistake, the stub, not run), then who did not hand
+    the lesson in: who to sit with, and whom to pair, in the next session."""
+    number = lesson.split("_", 1)[0]
+    rows = [(s, outcome, learners) for s in items for outcome, learners in s["not_passed"]]
+    absent = sorted(learner for learner, data in model["learners"].items() if lesson not in data["handed_in"])
+    out = []
+    if rows:
+        out.append(f"<table><caption>Lesson {number}: who did not pass, per exercise</caption><thead><tr>"
+                   "<th scope=\"col\">exercise</th><th scope=\"col\">verdict and mistake</th>"
+                   "<th scope=\"col\">learners</th><th scope=\"col\">who</th></tr></thead><tbody>")
+        out += [f"<tr><th scope=\"row\">{html.escape(s['exercise'])}</th><td>{html.escape(outcome)}</td>"
+                f"<td class=\"n\">{len(learners)}</td><td>{html.escape(', '.join(learners))}</td></tr>"
+                for s, outcome, learners in rows]
+        out.append("</tbody></table>")
+    elif len(absent) < len(model["learners"]):
+        out.append('<p class="note">Everyone who handed this lesson in passed every exercise.</p>')
+    if absent:
+        out.append(f'<p>Did not hand lesson {number} in ({len(absent)}): {html.escape(", ".join(absent))}.</p>')
+    return out
+
+
 def write_outputs(model: dict, out: Path) -> tuple[list[str], list[dict[str, str]], str]:
     out.mkdir(parents=True, exist_ok=True)
     header, rows = rows_of(model)
@@ -283,6 +399,11 @@ def write_outputs(model: dict, out: Path) -> tuple[list[str], list[dict[str, str
 
 def merge(folders: list[Path], out: Path):
     """Combine the shards' grades.json (from `--shard i/n` runs) into one set of files in `out`."""
+    return write_outputs(merged_model(folders), out)
+
+
+def merged_model(folders: list[Path], unreadable: list[Path] = ()) -> dict:
+    """The shards' grades.json combined; settings say which shards are missing (`merge_problems`)."""
     models = [json.loads((folder / "grades.json").read_text()) for folder in folders]
     if not models:
         raise SystemExit("merge: no shard folders given")
@@ -299,11 +420,19 @@ def merge(folders: list[Path], out: Path):
         merged["learners"].update(model["learners"])
     shards = sorted(tuple(m["settings"]["shard"]) for m in models if m["settings"].get("shard"))
     settings = {**models[0]["settings"], "shard": None, "shards": ", ".join(f"{i}/{n}" for i, n in shards)}
+    grouped = {}
+    for model in models:
+        grouped.update(model["settings"].get("grouped") or {})
+    settings["grouped"] = grouped
+    if unreadable:
+        settings["unreadable"] = [str(folder) for folder in unreadable]
     counts = {n for _, n in shards}
     if len(counts) == 1:
         n = counts.pop()
         missing = sorted(set(range(1, n + 1)) - {i for i, _ in shards})
         if missing:
             settings["missing_shards"] = ", ".join(f"{i}/{n}" for i in missing)
+    elif len(counts) > 1:
+        settings["mixed_shards"] = settings["shards"]
     merged["settings"] = settings
-    return write_outputs(merged, out)
+    return merged

@@ -408,16 +408,21 @@ def test_quiz_in_lesson_01_gives_feedback_on_a_wrong_then_a_right_answer(browser
             "the wrong answer's feedback stayed after the right answer"
         box.screenshot(path=str(SHOTS / f"{stem}-right.png"))
 
-        # The same from the keyboard alone: the arrow keys move the choice within the radio group (Left and
-        # Right: JupyterLab keeps Up and Down for moving between cells), Tab reaches Check, Enter presses it.
+        # The same from the keyboard alone. ipywidgets' radio buttons are not one radio group (they have no
+        # shared name), so each option is a tab stop of its own: Tab / Shift+Tab reach it, Space chooses it,
+        # and Tab goes on to Check, which Enter presses.
         radios.nth(right).focus()
-        key = "ArrowRight" if wrong > right else "ArrowLeft"
+        key = "Tab" if wrong > right else "Shift+Tab"
         for _ in range(abs(wrong - right)):
             page.keyboard.press(key)
-        assert radios.nth(wrong).is_checked(), "the arrow keys did not move the choice"
-        page.keyboard.press("Tab")
-        assert box.get_by_role("button", name="Check").evaluate("b => b === document.activeElement"), \
-            "Tab from the options does not reach the Check button"
+        page.keyboard.press("Space")
+        assert radios.nth(wrong).is_checked(), "Tab and Space did not choose the option"
+        check = box.get_by_role("button", name="Check")
+        for _ in range(len(question.options) + 1):
+            if check.evaluate("b => b === document.activeElement"):
+                break
+            page.keyboard.press("Tab")
+        assert check.evaluate("b => b === document.activeElement"), "Tab from the options does not reach Check"
         page.keyboard.press("Enter")
         _wait_for_text(feedback, ["Not yet", question.options[wrong].feedback], "a wrong answer from the keyboard")
         print(f"quiz: question {number}, {LETTERS[wrong]} (wrong) then {LETTERS[right]} (right): both feedbacks "

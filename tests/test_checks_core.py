@@ -188,3 +188,48 @@ def test_objects_are_described_by_kind_never_by_address():
     assert fmt(v for v in []) == "a generator" and "0x" not in fmt(object())
     from helpers.checks._core import a_kind, plural
     assert a_kind(3) == "an int" and a_kind({}) == "a dict" and plural(1, "number") == "1 number"
+
+
+# A reference reached another way than by the learner's own call is still the reference.
+def _batched_through_chunking(x, W1, b1, W2, b2):
+    from helpers import chunking
+    return chunking.ffn_chunked(x, W1, b1, W2, b2, chunk=len(x))      # helpers.chunking calls helpers.ffn.ffn
+
+
+def _relu_backward_through_numpy(z, dh):
+    from helpers.ffn import relu_grad
+    return dh * np.apply_along_axis(relu_grad, -1, z)                   # NumPy makes the call
+
+
+def _relu_backward_in_a_thread(z, dh):
+    from concurrent.futures import ThreadPoolExecutor
+    from helpers.ffn import relu_grad
+    with ThreadPoolExecutor(1) as pool:
+        return dh * pool.submit(relu_grad, z).result()                  # another thread makes the call
+
+
+def _collapse_through_stack(W1, b1, W2, b2):
+    from helpers.collapse import collapse_stack
+    return collapse_stack([(W1, b1), (W2, b2)])
+
+
+@pytest.mark.parametrize("fn, watch, reference", [
+    (_batched_through_chunking, "ffn_batched", "helpers.ffn.ffn (through helpers.chunking.ffn_chunked)"),
+    (_relu_backward_through_numpy, "relu_backward", "helpers.ffn.relu_grad"),
+    (_relu_backward_in_a_thread, "relu_backward", "helpers.ffn.relu_grad"),
+    (_collapse_through_stack, "collapse", "helpers.collapse.collapse_affine (through helpers.collapse.collapse_stack)"),
+])
+def test_a_reference_reached_indirectly_is_still_noticed(fn, watch, reference):
+    rng = np.random.default_rng(0)
+    if watch == "ffn_batched":
+        args = dict(x=rng.normal(size=(3, 2)), W1=rng.normal(size=(2, 4)), b1=rng.normal(size=4),
+                    W2=rng.normal(size=(4, 2)), b2=rng.normal(size=2))
+    elif watch == "collapse":
+        args = dict(W1=rng.normal(size=(2, 3)), b1=rng.normal(size=3), W2=rng.normal(size=(3, 2)),
+                    b2=rng.normal(size=2))
+    else:
+        args = dict(z=rng.normal(size=(2, 3)), dh=rng.normal(size=(2, 3)))
+    outcome = run(fn, args, watch=watch)
+    assert not outcome.raised, outcome.error
+    assert reference in outcome.references, outcome.references
+    assert not run(fn, args).references                                  # nothing is watched without `watch`

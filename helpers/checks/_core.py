@@ -17,6 +17,7 @@ import math
 import re
 import sys
 import sysconfig
+import threading
 import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -125,8 +126,8 @@ COURSE_VERSIONS = {
     "count_ffn_params": ("ffn_params",),           # helpers.params.ffn_params
     "collapse": ("collapse_affine",),              # helpers.collapse.collapse_affine
     "moe_forward": ("moe_ffn",),                   # helpers.ffn.moe_ffn
-    "relu_backward": ("relu_grad",),               # helpers.ffn.relu_grad
-    "gelu_backward": ("gelu_grad",),               # helpers.ffn.gelu_grad
+    "relu_backward": ("relu_grad", "_relu_slope"), # helpers.ffn.relu_grad and the slope it applies
+    "gelu_backward": ("gelu_grad", "_gelu_slope"), # helpers.ffn.gelu_grad and the slope it applies
 }
 
 
@@ -143,16 +144,26 @@ def run(fn: Callable, args: dict[str, Any], watch: str = "") -> Outcome:
     names = {watch, *COURSE_VERSIONS.get(watch, ())} if watch else set()
 
     def profile(frame, event, arg):
+        # Any call of a watched course function while the learner's function runs counts, whoever makes it:
+        # the learner's own line, another course function (collapse_stack calls collapse_affine), NumPy
+        # (np.apply_along_axis(relu_grad, ...)) or a thread the learner starts; only the checks' own code
+        # (a known mistake run as a mutant, a callable handed in) may call the reference.
         if event == "call" and frame.f_code.co_name in names:
             where = frame.f_code.co_filename
-            caller = frame.f_back.f_code.co_filename if frame.f_back else ""
-            if where.startswith(_COURSE_DIR) and not where.startswith(_CHECKS_DIR) and not is_library_file(caller):
-                called.append(f"{frame.f_globals.get('__name__', 'helpers')}.{frame.f_code.co_name}")
+            back = frame.f_back.f_code.co_filename if frame.f_back else ""
+            if where.startswith(_COURSE_DIR) and not where.startswith(_CHECKS_DIR) \
+                    and not back.startswith(_CHECKS_DIR):
+                name = f"{frame.f_globals.get('__name__', 'helpers')}.{frame.f_code.co_name}"
+                if back.startswith(_COURSE_DIR):
+                    name += f" (through {frame.f_back.f_globals.get('__name__', 'helpers')}" \
+                            f".{frame.f_back.f_code.co_name})"
+                called.append(name)
 
-    previous = sys.getprofile()
+    previous, previous_threads = sys.getprofile(), threading.getprofile()
     try:
         if watch:
             sys.setprofile(profile)
+            threading.setprofile(profile)
         value = fn(*copies.values())
     except BaseException as error:  # the learner's code may raise anything, even SystemExit
         if isinstance(error, KeyboardInterrupt):
@@ -162,6 +173,7 @@ def run(fn: Callable, args: dict[str, Any], watch: str = "") -> Outcome:
     finally:
         if watch:
             sys.setprofile(previous)
+            threading.setprofile(previous_threads)
     mutated = [name for name in args if not _same(args[name], copies[name])]
     return Outcome(value=value, mutated=mutated, references=sorted(set(called)))
 

@@ -2,8 +2,8 @@
 import numpy as np
 import pytest
 
-from helpers.checks._core import (Case, Mistake, array_problem, check_function, close, fmt, run,
-                                  vector_problem)
+from helpers.checks._core import (Case, Mistake, array_problem, check_function, close, fmt, precision_note,
+                                  run, vector_problem)
 
 
 def reference(x):
@@ -233,3 +233,38 @@ def test_a_reference_reached_indirectly_is_still_noticed(fn, watch, reference):
     assert not outcome.raised, outcome.error
     assert reference in outcome.references, outcome.references
     assert not run(fn, args).references                                  # nothing is watched without `watch`
+
+
+def test_huge_ints_are_described_not_raised():
+    huge = 10 ** 5000                                                  # str() refuses it, float() overflows
+    assert fmt(huge) == "an int of about 5001 digits"
+    assert fmt(-huge).startswith("-an int of about")
+    assert "too large for a float" in vector_problem([1.0, huge], 2)
+    assert not close([huge], [1.0])
+
+
+def _exact(x):
+    return x * np.pi
+
+
+@pytest.mark.parametrize("answer, words", [
+    (lambda x: np.round(x * np.pi, 5), "agree to about"),
+    (lambda x: (x * np.float32(np.pi)).astype(np.float32), "your result is float32"),
+    (lambda x: (x.astype(np.float32) * np.float32(np.pi)).astype(np.float64), "a float32 or float16 step"),
+])
+def test_a_result_off_only_in_its_last_digits_says_so(answer, words, capsys):
+    cases = [Case("three numbers", {"x": np.array([1.1, -2.3, 3.7])})]
+    result = check_function("scaled", answer, cases, _exact, validate=lambda v, c: None,
+                            compare=lambda a, b: close(a, b, rtol=1e-12, atol=0))
+    out = capsys.readouterr().out
+    assert not result
+    assert words in out, out
+
+
+def test_a_result_far_off_gets_no_precision_note(capsys):
+    cases = [Case("three numbers", {"x": np.array([1.1, -2.3, 3.7])})]
+    assert not check_function("scaled", lambda x: x * 3, cases, _exact, validate=lambda v, c: None)
+    out = capsys.readouterr().out
+    assert "significant digits" not in out and "expected" in out
+    assert precision_note([1.0, 2.0], [1.0, 2.0]) == ""               # equal: nothing to say
+    assert precision_note(["a"], [1.0]) == ""                          # not numbers: nothing to say

@@ -202,7 +202,10 @@ def fmt(value: Any, digits: int = 4, max_items: int = 8) -> str:
     if isinstance(value, (bool, np.bool_)):
         return str(bool(value))
     if isinstance(value, (int, np.integer)):
-        return str(int(value))
+        n = int(value)
+        if abs(n) >= 10 ** 18:  # str() of a huge int is slow, and refused beyond 4,300 digits
+            return f"{'-' if n < 0 else ''}an int of about {int(n.bit_length() * math.log10(2)) + 1} digits"
+        return str(n)
     if isinstance(value, (float, np.floating)):
         value = float(value)
         return "0" if value == 0 else f"{value:.{digits}g}"
@@ -244,8 +247,13 @@ def vector_problem(value: Any, length: int, length_hints: dict[int, str] | None 
     for i, x in enumerate(value):
         if not _is_number(x):
             return f"returned a sequence whose element {i} is {fmt(x)} ({type(x).__name__}), not a number"
-        if not math.isfinite(float(x)):
-            return (f"returned a sequence whose element {i} is {float(x)}; every output should be a finite "
+        try:
+            as_float = float(x)
+        except OverflowError:
+            return (f"returned a sequence whose element {i} is {fmt(x)}, too large for a float; look for a "
+                    "power (**) where a product (*) belongs")
+        if not math.isfinite(as_float):
+            return (f"returned a sequence whose element {i} is {as_float}; every output should be a finite "
                     "number (look for a division by zero or an overflow)")
     return None
 
@@ -305,7 +313,7 @@ def close(a: Any, b: Any, rtol: float = 1e-6, atol: float = 1e-9) -> bool:
     """Numerical agreement of two numbers, sequences or arrays of the same shape."""
     try:
         a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         return False
     return a.shape == b.shape and bool(np.allclose(a, b, rtol=rtol, atol=atol))
 
@@ -489,7 +497,8 @@ def check_function(title: str, fn: Any, cases: Sequence[Case], reference: Callab
             elif compare(normalized, expected):
                 message = None
             else:
-                message = f"expected {describe(expected)}, got {describe(normalized)}"
+                message = f"expected {describe(expected)}, got {describe(normalized)}" \
+                    + precision_note(normalized, expected, outcome.value)
                 wrong_values = True
         outcomes.append((outcome, normalized))
         if message is None:
@@ -518,6 +527,29 @@ def check_function(title: str, fn: Any, cases: Sequence[Case], reference: Callab
         report.line(f"Hint: {fallback_hint}")
     return report.finish(len(cases), len(failures), hidden=len(hidden) if run_hidden else 0,
                          hidden_skipped=bool(hidden) and not run_hidden)
+
+
+def precision_note(got: Any, expected: Any, raw: Any = None) -> str:
+    """For a result that is wrong only in its last digits (printed, the two often look the same): what is
+    wrong. "" when the difference is larger than that, or the values are not numbers."""
+    try:
+        g, e = np.asarray(got, dtype=float), np.asarray(expected, dtype=float)
+    except (TypeError, ValueError, OverflowError):
+        return ""
+    if g.shape != e.shape or g.size == 0 or not (np.all(np.isfinite(g)) and np.all(np.isfinite(e))):
+        return ""
+    scale = float(np.max(np.abs(e)))
+    gap = float(np.max(np.abs(g - e)))
+    if scale == 0 or gap == 0 or gap > 1e-3 * scale:
+        return ""
+    digits = max(1, int(-math.log10(gap / scale)))
+    dtypes = {np.asarray(v).dtype for v in (raw, got) if isinstance(v, np.ndarray)}
+    low = sorted(str(d) for d in dtypes if d in (np.float16, np.float32))
+    if low:
+        return (f" (the two agree to about {digits} significant digits: your result is {low[0]}, which keeps "
+                "only that many; keep float64, the inputs' dtype, through every step)")
+    return (f" (the two agree to about {digits} significant digits, not to the last: a value rounded along the "
+            "way, a float32 or float16 step, or an approximate formula where the exact one is asked?)")
 
 
 def in_place_message(names: Sequence[str], args: dict[str, Any]) -> str:

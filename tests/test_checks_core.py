@@ -268,3 +268,20 @@ def test_a_result_far_off_gets_no_precision_note(capsys):
     assert "significant digits" not in out and "expected" in out
     assert precision_note([1.0, 2.0], [1.0, 2.0]) == ""               # equal: nothing to say
     assert precision_note(["a"], [1.0]) == ""                          # not numbers: nothing to say
+
+
+def _moe_with_the_checks_reference(x, W_router, experts, k):
+    from helpers.checks.lesson07 import _reference_moe
+    return _reference_moe(x, W_router, experts, k)
+
+
+def test_a_checks_private_reference_is_noticed_but_a_handed_in_callable_is_not():
+    from helpers.checks import lesson07
+    from helpers.moe import make_experts
+    rng = np.random.default_rng(1)
+    args = dict(x=rng.normal(size=(3, 4)), W_router=rng.normal(size=(4, 3)),
+                experts=make_experts(rng, 3, 4, 6), k=2)
+    outcome = run(_moe_with_the_checks_reference, args, watch="moe_forward")
+    assert outcome.references == ["helpers.checks.lesson07._reference_moe"], outcome.references
+    handed = dict(f=lesson07._reference_moe, args=args)              # a callable handed in may be called
+    assert not run(lambda f, args: f(**args), handed, watch="moe_forward").references

@@ -126,9 +126,30 @@ COURSE_VERSIONS = {
     "count_ffn_params": ("ffn_params",),           # helpers.params.ffn_params
     "collapse": ("collapse_affine",),              # helpers.collapse.collapse_affine
     "moe_forward": ("moe_ffn",),                   # helpers.ffn.moe_ffn
+    "matvec": ("vecmat",),                         # helpers.flat.vecmat (lesson 02)
+    "ffn_as_sum": ("contributions", "rebuild"),    # helpers.kv_memory: the references after Exercise 1
+    "top_units": ("contributions",),               # helpers.kv_memory.contributions (kv.top_units calls it)
+    "store_fact": ("build_memory",),               # helpers.kv_memory.build_memory builds the unit for you
     "relu_backward": ("relu_grad", "_relu_slope"), # helpers.ffn.relu_grad and the slope it applies
     "gelu_backward": ("gelu_grad", "_gelu_slope"), # helpers.ffn.gelu_grad and the slope it applies
 }
+
+
+def _handed_in(args: dict[str, Any]) -> set:
+    """The code objects of every callable among the arguments (an expert, the function f of a gradient
+    check, also inside lists, tuples and dicts): the learner's function may call those, wherever they live."""
+    found, todo = set(), list(args.values())
+    while todo:
+        value = todo.pop()
+        if isinstance(value, (list, tuple)):
+            todo.extend(value)
+        elif isinstance(value, dict):
+            todo.extend(value.values())
+        elif callable(value):
+            for inner in (value, getattr(value, "func", None), getattr(type(value), "__call__", None)):
+                if hasattr(inner, "__code__"):
+                    found.add(inner.__code__)
+    return found
 
 
 def run(fn: Callable, args: dict[str, Any], watch: str = "") -> Outcome:
@@ -142,22 +163,45 @@ def run(fn: Callable, args: dict[str, Any], watch: str = "") -> Outcome:
     copies = copy.deepcopy(args)
     called: list[str] = []
     names = {watch, *COURSE_VERSIONS.get(watch, ())} if watch else set()
+    handed = _handed_in(copies)
+
+    def made_by(frame):
+        """Who made the call in `frame`: "check" (the checks' own code: a known mistake run as a mutant, a
+        callable handed in), or the course function the learner's side called to get there ("" when the
+        learner's own line, NumPy or a thread called the watched function directly)."""
+        entry, back = "", frame.f_back
+        while back is not None:
+            where = back.f_code.co_filename
+            if where.startswith(_CHECKS_DIR):
+                return "check"
+            if not where.startswith(_COURSE_DIR):
+                if not is_library_file(where):
+                    break                               # the learner's own code
+            else:
+                entry = f"{back.f_globals.get('__name__', 'helpers')}.{back.f_code.co_name}"
+            back = back.f_back
+        return entry
 
     def profile(frame, event, arg):
         # Any call of a watched course function while the learner's function runs counts, whoever makes it:
         # the learner's own line, another course function (collapse_stack calls collapse_affine), NumPy
         # (np.apply_along_axis(relu_grad, ...)) or a thread the learner starts; only the checks' own code
-        # (a known mistake run as a mutant, a callable handed in) may call the reference.
-        if event == "call" and frame.f_code.co_name in names:
-            where = frame.f_code.co_filename
-            back = frame.f_back.f_code.co_filename if frame.f_back else ""
-            if where.startswith(_COURSE_DIR) and not where.startswith(_CHECKS_DIR) \
-                    and not back.startswith(_CHECKS_DIR):
-                name = f"{frame.f_globals.get('__name__', 'helpers')}.{frame.f_code.co_name}"
-                if back.startswith(_COURSE_DIR):
-                    name += f" (through {frame.f_back.f_globals.get('__name__', 'helpers')}" \
-                            f".{frame.f_back.f_code.co_name})"
-                called.append(name)
+        # may call the reference. A check's own private reference (lesson07._reference_moe) called from the
+        # learner's line counts too, unless it was handed in.
+        if event != "call":
+            return
+        code = frame.f_code
+        where = code.co_filename
+        if code.co_name in names and where.startswith(_COURSE_DIR) and not where.startswith(_CHECKS_DIR):
+            entry = made_by(frame)
+            if entry != "check":
+                name = f"{frame.f_globals.get('__name__', 'helpers')}.{code.co_name}"
+                called.append(name + (f" (through {entry})" if entry and not entry.endswith(f".{code.co_name}")
+                                      else ""))
+        elif (watch and where.startswith(_CHECKS_DIR) and "." not in code.co_qualname   # not a method
+              and code not in handed and frame.f_back is not None
+              and not is_library_file(frame.f_back.f_code.co_filename)):
+            called.append(f"{frame.f_globals.get('__name__', 'helpers.checks')}.{code.co_name}")
 
     previous, previous_threads = sys.getprofile(), threading.getprofile()
     try:
@@ -175,7 +219,7 @@ def run(fn: Callable, args: dict[str, Any], watch: str = "") -> Outcome:
             sys.setprofile(previous)
             threading.setprofile(previous_threads)
     mutated = [name for name in args if not _same(args[name], copies[name])]
-    return Outcome(value=value, mutated=mutated, references=sorted(set(called)))
+    return Outcome(value=value, mutated=mutated, references=list(dict.fromkeys(called)))  # first made first
 
 
 # --------------------------------------------------------------------------------------------------------

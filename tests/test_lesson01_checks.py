@@ -155,6 +155,20 @@ def test_the_line_case_is_labelled_by_what_the_unit_must_do(capsys):
     assert "where z = 0" not in out                    # true only of the right unit, not of this one
 
 
+@pytest.mark.parametrize("answer, hint", [
+    (([3, 7], [1, 2], [5, 5]), "Possibly: a slip in z. Work one unit at a time: z_k"),
+    (([4, -1], [4, 0], [5, 1]), "Possibly: a slip in y. Work out y = h W2 + b2"),
+    (([4, -1], [4, 0], [1, 3]), "Possibly: a slip in y. Work out y = h W2 + b2"),
+    (([4, -1], [3, 7], [4, 6]), "Possibly: a slip in h. Apply ReLU to z element by element, h = relu(z)"),
+])
+def test_the_fallback_hint_keeps_the_variables_lower_case(answer, hint, capsys):
+    # H is lesson 02's hidden size and Y is no variable of this trace: a hint never capitalises h or y
+    check_hand_trace(lambda: answer)
+    out = capsys.readouterr().out
+    assert hint in out, out
+    assert ". Y =" not in out and ". H =" not in out and ". Z" not in out
+
+
 def test_an_unknown_slip_still_names_the_part(capsys):
     verdict = check_hand_trace(lambda: ([3, 7], [1, 2], [5, 5]))
     out = capsys.readouterr().out
@@ -193,11 +207,20 @@ def test_hand_trace_stub(capsys):
 
 
 # ---- exercise 2: firing units ---------------------------------------------------------------------------
-def test_every_firing_case_is_non_square_and_non_symmetric_with_lists_and_arrays():
+def test_every_firing_case_is_non_symmetric_and_one_square_one_tells_the_orientations_apart():
     cases = _firing_cases()
+    square = []
     for case in cases:
         W1 = np.asarray(case.args["W1"])
-        assert W1.shape[0] != W1.shape[1], case.name          # a transposed W1 cannot even multiply
+        if W1.shape[0] != W1.shape[1]:
+            continue                                          # a transposed W1 cannot even multiply
+        assert not np.allclose(W1, W1.T), case.name
+        square.append(case)
+    # W1 @ x runs on a square W1: there it must give other firing units than x @ W1 (and not the silent ones)
+    assert len(square) == 1
+    x, W1, b1 = square[0].args.values()
+    columns, rows = _reference_firing(x, W1, b1), _reference_firing(x, np.asarray(W1).T, b1)
+    assert rows != columns and rows != [k for k in range(len(b1)) if k not in columns]
     kinds = {type(case.args["W1"]) for case in cases}
     assert kinds == {list, np.ndarray}
     assert any(len(case.args["x"]) > len(case.args["b1"]) for case in cases)   # d > d_ff
@@ -266,6 +289,28 @@ def transposed_then_matrix(x, W1, b1):
     return np.flatnonzero(np.asarray(x) @ np.asarray(W1).T + b1 > 0)
 
 
+def rows_tried_first(x, W1, b1):
+    # W1 @ x, and x @ W1 only when that raises: right on every non-square W1, wrong on a square one
+    x, W1, b1 = (np.asarray(a, float) for a in (x, W1, b1))
+    try:
+        z = W1 @ x + b1
+    except ValueError:
+        z = x @ W1 + b1
+    return [k for k, v in enumerate(z) if v > 0]
+
+
+def orientation_from_the_shapes(x, W1, b1):
+    x, W1 = np.asarray(x, float), np.asarray(W1, float)
+    z = (W1 @ x if W1.shape[1] == len(x) else x @ W1) + np.asarray(b1, float)
+    return list(np.flatnonzero(z > 0))
+
+
+def rows_when_square(x, W1, b1):
+    W = np.asarray(W1, float)
+    W = W.T if W.shape[0] == W.shape[1] else W
+    return list(np.flatnonzero(np.asarray(x, float) @ W + np.asarray(b1, float) > 0))
+
+
 # (function, what the check must say). Named mistakes first, then specific problems.
 WRONG_FIRING = [
     (lambda x, W1, b1: [k for k, v in enumerate(pre(x, W1, b1)) if v >= 0], "Likely mistake: counting a unit "
@@ -281,6 +326,9 @@ WRONG_FIRING = [
     (rows_loop_over_units, "Likely mistake: W1 read by rows"),
     (rows_loop_over_rows, "Likely mistake: W1 read by rows"),
     (transposed_then_matrix, "Likely mistake: W1 read by rows"),
+    (rows_tried_first, "Likely mistake: W1 read by rows"),
+    (orientation_from_the_shapes, "Likely mistake: W1 read by rows"),
+    (rows_when_square, "Likely mistake: W1 read by rows"),
     (lambda x, W1, b1: [k for k, v in enumerate(x @ W1 + b1) if v > 0], "Likely mistake: the inputs used as NumPy "
                                                                          "arrays, but they may arrive as lists"),
     (lambda x, W1, b1: [k for k in range(W1.shape[1]) if np.dot(x, W1[:, k]) + b1[k] > 0],
@@ -317,6 +365,14 @@ def test_the_rows_diagnosis_covers_the_matrix_form_not_only_the_loop(capsys):
     assert "raised ValueError: matmul" in out and "Likely mistake: W1 read by rows" in out and "W1 @ x" in out
 
 
+def test_an_orientation_chosen_at_run_time_fails_only_the_square_case_and_is_told_why(capsys):
+    for fn in (rows_tried_first, orientation_from_the_shapes):
+        verdict = check_firing_units(fn)
+        out = capsys.readouterr().out
+        assert not verdict and verdict.passed == verdict.total - 1, out
+        assert "\u2718 a square 3 -> 3 layer, W1 not symmetric" in out and "falling back on the other" in out
+
+
 def test_a_right_answer_on_transposed_data_is_not_called_a_rows_mistake(capsys):
     assert check_firing_units(firing_loops)
     assert "W1 read by rows" not in capsys.readouterr().out
@@ -335,7 +391,7 @@ def test_firing_units_stub_and_non_function(capsys):
 def test_the_detector_points_sit_on_the_line_and_just_either_side_of_it():
     assert _ON and all(x1 - x2 == 1.0 for x1, x2 in _ON)                       # exactly on the line
     assert all(x2 * 2 != round(x2 * 2) for _, x2 in _ON)                       # not on the 0.5 grid
-    for eps in (1e-3, 1e-6):
+    for eps in (1e-3, 1e-6, 1e-9):
         assert sum(abs((x1 - x2 - 1.0) + eps) < eps / 10 for x1, x2 in _BELOW) == len(_ON)
         assert sum(abs((x1 - x2 - 1.0) - eps) < eps / 10 for x1, x2 in _ABOVE) == len(_ON)
     assert all(x1 < x2 + 1 for x1, x2 in _BELOW) and all(x1 > x2 + 1 for x1, x2 in _ABOVE)
@@ -344,6 +400,8 @@ def test_the_detector_points_sit_on_the_line_and_just_either_side_of_it():
 @pytest.mark.parametrize("answer", [
     ([1, -1], -1), ([2.5, -2.5], -2.5), (np.array([1.0, -1.0]), np.float64(-1.0)), ([0.1, -0.1], -0.1),
     ((1 / 3, -1 / 3), -1 / 3), ((7, -7), -7), (np.array([1.0, -1.0]), np.array(-1.0)),
+    ([1e308, -1e308], -1e308), ([1e-300, -1e-300], -1e-300), ((7 / 3, -7 / 3), -7 / 3), ([3, -3], -3.0),
+    ([1.0, -1.0], -1.0 + 1e-15),        # a rounding-level remainder, as 0.1 * 10 - 1 can leave
 ])
 def test_detector_accepts_any_positive_multiple(answer, capsys):
     assert check_detector(lambda: answer), capsys.readouterr().out
@@ -357,6 +415,9 @@ WRONG_DETECTORS = [
     (([1, -1], -1.25), "the bias sets the wrong threshold"),
     (([1, -1], -0.9999), "the bias off by a hair"),
     (([1, -1], -1.0005), "the bias off by a hair"),
+    (([1, -1], -1.0000005), "the bias off by a hair"),         # silent 1e-6 above the line: only 1e-9 shows
+    (([1, -1], -0.9999995), "the bias off by a hair"),
+    (([1, -1.0000001], -1), "w's two weights of different sizes"),
     (([1, -1], 0), "the bias left out"),
     (([1, -1], 1), "the bias with the wrong sign"),
     (([-1, 1], 1), "the signs of w and b all flipped"),
@@ -387,6 +448,27 @@ def test_detector_reveals_after_a_second_failure_or_on_request(capsys):
     assert "The answer, as you asked" in capsys.readouterr().out
 
 
+def test_near_misses_are_quoted_with_the_digits_that_show_the_difference(capsys):
+    check_detector(lambda: ([1.0, -1.0000001], -1.0))
+    out = capsys.readouterr().out
+    assert "|w1| = 1 and |w2| = 1.0000001 are not equal" in out and "|w2| = 1 " not in out, out
+    check_detector(lambda: ([1.0, -1.0], -1.0000005))
+    out = capsys.readouterr().out
+    assert "switches at x1 - x2 = 1.0000005," in out, out
+    check_detector(lambda: ([1e308, -1e308], -0.8e308))          # huge, and the threshold is 0.8: no overflow
+    out = capsys.readouterr().out
+    assert "Likely mistake: the bias sets the wrong threshold" in out and "0.8" in out, out
+
+
+def test_huge_integers_are_told_not_raised(capsys):
+    for answer in (([1, -1], -10 ** 400), ([10 ** 400, -10 ** 400], -10 ** 400), ([10 ** 400, -1], -1)):
+        verdict = check_detector(lambda: answer)
+        out = capsys.readouterr().out
+        assert not verdict and "too large for a float" in out and "Divide w and b by the same" in out, out
+    verdict = check_hand_trace(lambda: ([4, -1], [4, 0], [5, -10 ** 400]))
+    assert not verdict and "too large for a float" in capsys.readouterr().out
+
+
 def test_the_bias_range_that_used_to_pass_fails_everywhere():
     for b in np.linspace(-1.5, -0.5, 21):
         if b != -1.0:
@@ -399,7 +481,9 @@ def test_the_bias_range_that_used_to_pass_fails_everywhere():
     (([[1], [-1]], -1), "w should be a flat list of two numbers"),
     (([1, -1],), "expected (w, b)"),
     ((-1, [1, -1]), "the order is (w, b)"),
-    (([1, -1], [-1]), "return it as a plain number"),
+    (([1, -1], [-1]), "b is [-1], a list holding one number"),
+    (([1, -1], (-1.0,)), "b is [-1], a tuple holding one number"),
+    (([1, -1], np.array([-1.0])), "b is [-1], a NumPy array of shape (1,) holding one number"),
     ((np.array([[1, -1]]), -1), "w should be a flat list of two numbers"),
     (([1, -1], "-1"), "b should be one number"),
     (([1, -1], True), "b should be one number"),

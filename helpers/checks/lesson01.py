@@ -193,12 +193,24 @@ _TRACE_MISTAKES = [
 
 CARRIED = "\u2192"   # a right arrow: a step done right on numbers carried from a wrong earlier part
 _TRACE_PARTS = (("z", "pre-activation z = x W1 + b1"), ("h", "hidden h = relu(z)"), ("y", "output y = h W2 + b2"))
-_TRACE_FALLBACK = {
-    "z": "work one unit at a time: z_k = x1·W1[1][k] + x2·W1[2][k] + b1_k, the token times column k plus its "
+_TRACE_FALLBACK = {   # whole sentences: a variable's name (h, y) keeps its case at the start of a hint
+    "z": "Work one unit at a time: z_k = x1·W1[1][k] + x2·W1[2][k] + b1_k, the token times column k plus its "
          "bias. Check each product's sign and that each unit gets its own bias.",
-    "h": "h = relu(z) element by element: keep a positive z_k, turn a negative one into exactly 0.",
-    "y": "y = h W2 + b2, and W2 = I, so y = h + b2 entry by entry. Nothing clamps y: it may be negative.",
+    "h": "Apply ReLU to z element by element, h = relu(z): keep a positive z_k, turn a negative one into "
+         "exactly 0.",
+    "y": "Work out y = h W2 + b2; with W2 = I that is h + b2, entry by entry. Nothing clamps y: it may be "
+         "negative.",
 }
+
+
+def _part_problem(value, length=2):
+    """vector_problem, which also tells an int too large for a float (float() of it would raise)."""
+    if isinstance(value, (list, tuple)):
+        for i, v in enumerate(value):
+            if isinstance(v, int) and not isinstance(v, bool) and abs(v) >= 2 ** 1024:
+                return (f"returned a sequence whose element {i} is an int too large for a float "
+                        f"({len(str(abs(v)))} digits); every entry of the trace is a small number")
+    return vector_problem(value, length)
 
 
 def _which_entries(part, value, expected):
@@ -229,7 +241,7 @@ def check_hand_trace(fn, reveal: bool = False) -> bool:
     report.header = f"checking z, h and y for x = {fmt(list(TRACE_X))}"
     valid = {}
     for part, _ in _TRACE_PARTS:
-        if got[part] is not None and vector_problem(got[part], 2) is None:
+        if got[part] is not None and _part_problem(got[part]) is None:
             valid[part] = [float(v) for v in got[part]]
     # What each part should be given the learner's previous part (a slip carried forward is not a new one).
     base_z = valid.get("z", _TRACE["z"])
@@ -247,7 +259,7 @@ def check_hand_trace(fn, reveal: bool = False) -> bool:
             failed.append(part)
             continue
         if part not in valid:
-            problem = vector_problem(got[part], 2)
+            problem = _part_problem(got[part])
             report.failed(meaning, f"`{part}` {problem.replace('returned', 'is', 1)}")
             failed.append(part)
             continue
@@ -275,8 +287,7 @@ def check_hand_trace(fn, reveal: bool = False) -> bool:
                 name, fix = explained
                 report.line(f"Likely mistake: {name}. {fix}")
             else:
-                report.line(f"Possibly: a slip in {part}. {_TRACE_FALLBACK[part][0].upper()}"
-                            f"{_TRACE_FALLBACK[part][1:]}")
+                report.line(f"Possibly: a slip in {part}. {_TRACE_FALLBACK[part]}")
     if failed:   # a carried part is never alone: the part it follows from failed
         answer = "z = {}, h = {}, y = {}.".format(*(fmt(_TRACE[p]) for p in "zhy"))
         _reveal_line(report, title, reveal, answer, "Find the first step where yours parts from it.")
@@ -325,7 +336,9 @@ _ARRAYS_FIX = ("Plain Python lists have no `@`, `.shape` or `.T`: turn each inpu
 _ROWS_NAME = "W1 read by rows"
 _ROWS_FIX = ("W1 has shape (d, d_ff) and unit k's pattern is its column k, W1[:, k]: the pre-activations are "
              "x @ W1 + b1. `W1 @ x`, `np.dot(W1, x)` or a loop over W1's rows reads it as (d_ff, d), the other "
-             "convention, which only runs when d = d_ff, and then gives wrong numbers.")
+             "convention, which only runs when d = d_ff, and then gives wrong numbers. Trying one orientation "
+             "and falling back on the other, or choosing it from the shapes, goes wrong the same way: a square "
+             "W1 fits both, so always compute x @ W1.")
 
 
 def _transposed(W1):
@@ -348,6 +361,25 @@ def _reads_w1_by_rows(fn, cases) -> bool:
     return True
 
 
+def _rows_where_square(fn, cases) -> bool:
+    """Whether fn is right on every non-square case and, on every square case where it is wrong, gives what
+    reading W1 by rows gives: an answer that picks the orientation from the shapes or tries `W1 @ x` first."""
+    wrong = 0
+    for case in cases:
+        x, W1, b1 = case.args.values()
+        outcome = run(fn, case.args)
+        if outcome.raised or _indices_problem(outcome.value, case) is not None:
+            return False
+        got = _as_sorted_ints(outcome.value)
+        if got == _reference_firing(x, W1, b1):
+            continue
+        square = np.shape(W1)[0] == np.shape(W1)[1]
+        if not square or got != _reference_firing(x, _transposed(W1), b1):
+            return False
+        wrong += 1
+    return wrong > 0
+
+
 def _needs_arrays(fn, cases) -> bool:
     """Whether fn fails on some case but is right on every case once the inputs are handed over as arrays."""
     as_arrays = [{name: np.asarray(value, dtype=float) for name, value in case.args.items()} for case in cases]
@@ -360,7 +392,8 @@ def _needs_arrays(fn, cases) -> bool:
 
 
 def _firing_cases():
-    """Every case non-square and non-symmetric, so a transposed W1 cannot pass; lists and arrays both."""
+    """Every W1 non-symmetric, so a transposed W1 cannot pass; lists and arrays both. One is square, so an
+    answer that picks the orientation from the shapes (or tries W1 @ x and falls back on x @ W1) fails too."""
     from helpers.toy import B1_484, W1_484, X_ROBOT
     return [
         Case("token 'robot' in the 4 -> 8 -> 4 network (NumPy arrays)",
@@ -374,6 +407,11 @@ def _firing_cases():
         # z = [0, 1.5, 0] exactly, whatever order the sums run in: units 0 and 2 sit exactly at 0.
         Case("units whose pre-activation is exactly 0 (lists)",
              {"x": [1.0, 2.0], "W1": [[1.0, -1.0, 2.0], [0.5, 1.0, -1.0]], "b1": [-2.0, 0.5, 0.0]}),
+        # d = d_ff = 3: W1 @ x runs too. x @ W1 + b1 = [-1.75, -2, 2.125] (unit 2 fires), while the rows
+        # would give W1 @ x + b1 = [4, -0.75, -4.375] (unit 0), which no other mistake gives.
+        Case("a square 3 -> 3 layer, W1 not symmetric (lists)",
+             {"x": [1.0, -2.0, 0.5], "W1": [[0.5, -1.0, 2.0], [1.0, 0.5, -0.5], [-1.5, 1.0, 0.25]],
+              "b1": [0.5, -0.5, -1.0]}),
         Case("no unit fires (lists)",
              {"x": [1.0, 1.0, -0.5], "W1": [[1.0, -1.0], [0.5, -2.0], [2.0, 0.5]], "b1": [-3.0, 0.0]}),
     ]
@@ -440,7 +478,7 @@ def check_firing_units(fn) -> bool:
     mistakes = list(_FIRING_MISTAKES)
     # Probes: mistakes recognised by what the learner's own function does on changed inputs, whatever its form
     # (W1 @ x, np.dot, a loop). When a probe fits, the learner's function is its own mutant.
-    if callable(fn) and _reads_w1_by_rows(fn, cases):
+    if callable(fn) and (_reads_w1_by_rows(fn, cases) or _rows_where_square(fn, cases)):
         mistakes.insert(0, Mistake(_ROWS_NAME, _ROWS_FIX, fn))
     elif callable(fn) and _needs_arrays(fn, cases):
         mistakes.insert(0, Mistake(_ARRAYS_NAME, _ARRAYS_FIX, fn))
@@ -454,13 +492,16 @@ def check_firing_units(fn) -> bool:
 # ==========================================================================================================
 # Exercise 3: a detector that fires exactly when x1 > x2 + 1.
 # ==========================================================================================================
+_NEAR = (1e-3, 1e-6, 1e-9)   # how far beside the line the near points sit
+
+
 def _detector_points():
     """(below, on, above) the line x1 = x2 + 1. Points on the line use x2 in sixteenths, so x2 + 1 is exact
-    and not a round decimal; beside each, points 1e-3 and 1e-6 either side; and a seeded spread of points
-    with three decimals, at least 0.05 from the line."""
+    and not a round decimal; beside each, points 1e-3, 1e-6 and 1e-9 either side (a bias off by a millionth
+    fails); and a seeded spread of points with three decimals, at least 0.05 from the line."""
     on = [(x2 + 1.0, x2) for x2 in (-2.6875, -1.3125, -0.4375, 0.1875, 0.8125, 1.5625, 2.3125)]
-    below = [(x1 - eps, x2) for x1, x2 in on for eps in (1e-3, 1e-6)]
-    above = [(x1 + eps, x2) for x1, x2 in on for eps in (1e-3, 1e-6)]
+    below = [(x1 - eps, x2) for x1, x2 in on for eps in _NEAR]
+    above = [(x1 + eps, x2) for x1, x2 in on for eps in _NEAR]
     rng = np.random.default_rng(11)
     for x1, x2 in np.round(rng.uniform(-3.0, 3.0, size=(60, 2)), 3):
         gap = x1 - x2 - 1.0
@@ -473,8 +514,9 @@ _BELOW, _ON, _ABOVE = _detector_points()
 
 
 def _fires(w, b, point) -> bool:
-    """Whether the unit fires at `point`. On the line z is 0 in exact arithmetic; a floating-point remainder
-    of the order of rounding (1e-12 of the terms' size) counts as 0 too."""
+    """Whether the unit fires at `point`, for w and b scaled so that the largest of |w1|, |w2|, |b| is 1 (see
+    _scaled: no product can overflow). On the line z is 0 in exact arithmetic; a floating-point remainder of
+    the order of rounding (1e-12 of the terms' size) counts as 0 too."""
     x1, x2 = point
     z = w[0] * x1 + w[1] * x2 + b
     return z > 1e-12 * (abs(w[0] * x1) + abs(w[1] * x2) + abs(b))
@@ -484,8 +526,34 @@ def _number(value) -> bool:
     return isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, (bool, np.bool_))
 
 
+def _too_big(value) -> bool:
+    """An int beyond float64's range (about 1.8e308): float() of it raises OverflowError."""
+    return isinstance(value, (int, np.integer)) and not isinstance(value, bool) and abs(int(value)) >= 2 ** 1024
+
+
+def _scaled(w, b):
+    """w and b divided by the largest of |w1|, |w2|, |b|: the same unit (a positive factor moves no boundary),
+    with every number at most 1 in size, so that w = [1e308, -1e308], b = -1e308 computes without overflow."""
+    size = max(abs(w[0]), abs(w[1]), abs(b))
+    if size == 0:
+        return list(w), b
+    return [w[0] / size, w[1] / size], b / size
+
+
+def _two(a: float, b: float) -> tuple[str, str]:
+    """a and b printed with as many digits as it takes to tell them apart (from 4 up to 17)."""
+    for digits in range(4, 18):
+        if f"{a:.{digits}g}" != f"{b:.{digits}g}":
+            break
+    digits = min(digits + 2, 17)    # two more than the first that differs, so the value itself is not rounded
+    return f"{a:.{digits}g}", f"{b:.{digits}g}"
+
+
 def _detector_slip(w, b):
-    """(name, what to do) for a wrong (w, b), without the right bias."""
+    """(name, what to do) for a wrong (w, b), without the right bias. The tests of signs and ratios run on
+    the scaled numbers (no overflow); what is quoted back to the learner is their own numbers."""
+    w_own, b_own = list(w), b
+    w, b = _scaled(w, b)
     w1, w2 = w
     size = abs(w1) + abs(w2)
     if size == 0:
@@ -501,9 +569,10 @@ def _detector_slip(w, b):
                 "With both weights of one sign the unit responds to a sum of x1 and x2, not to how x1 compares "
                 "with x2: one of them must count against the other.")
     if not balanced:
+        size_1, size_2 = _two(abs(w_own[0]), abs(w_own[1]))
         return ("w's two weights of different sizes",
-                f"With |w1| = {fmt(abs(w1))} and |w2| = {fmt(abs(w2))} the boundary tilts away from the line "
-                "x1 = x2 + 1, which changes x1 and x2 in step: the two weights need the same size.")
+                f"|w1| = {size_1} and |w2| = {size_2} are not equal, so the boundary tilts away from the line "
+                "x1 = x2 + 1, which changes x1 and x2 in step: the two weights need exactly the same size.")
     if w1 < 0:
         c = -w1
         if abs(b - c) <= 1e-9 * c:
@@ -522,14 +591,15 @@ def _detector_slip(w, b):
         return ("the bias with the wrong sign",
                 "Your unit fires where x1 - x2 > -1. Moving the 1 of x1 > x2 + 1 across the '>' changes its "
                 "sign.")
-    if abs(b + 1.0) <= 1e-9 and abs(c - 1.0) > 1e-9:
+    if abs(b_own + 1.0) <= 1e-9 and abs(w_own[0] - 1.0) > 1e-9:
         return ("w and b not scaled together",
-                f"You scaled w by {fmt(c)} but kept b = -1, so the unit fires where x1 - x2 > {fmt(threshold)}. "
+                f"You scaled w by {fmt(w_own[0])} but kept b = -1, so the unit fires where x1 - x2 > "
+                f"{fmt(threshold)}. "
                 "Scaling a pattern moves the boundary unless the bias is scaled by the same factor.")
     if abs(threshold - 1.0) < 1e-3:
         return ("the bias off by a hair",
-                f"Your unit switches at x1 - x2 = {threshold:.9g}, next to the line but not on it: it must be "
-                "silent on the line itself (z = 0 there) and fire just above it.")
+                f"Your unit switches at x1 - x2 = {_two(threshold, 1.0)[0]}, next to the line but not on it: it "
+                "must be silent on the line itself (z = 0 there) and fire just above it.")
     side = ("too early: it already fires where x1 - x2 > " if threshold < 1 else
             "too late: it stays silent until x1 - x2 > ")
     return ("the bias sets the wrong threshold",
@@ -555,6 +625,13 @@ def check_detector(fn, reveal: bool = False) -> bool:
     w, b = value
     if isinstance(b, np.ndarray) and b.ndim == 0:
         b = b[()]                                    # a 0-d array, e.g. from np.float64 arithmetic: one number
+    huge = [name for name, v in (("w", w), ("b", b))
+            if _too_big(v) or (isinstance(v, (list, tuple)) and any(_too_big(t) for t in v))]
+    if huge:
+        print(f"{title}: {' and '.join(huge)} {'holds' if huge == ['w'] else 'hold'} an integer too large for a "
+              "float (float64 reaches about 1.8e308), so the unit's z cannot be computed. Divide w and b by the "
+              "same positive number: the unit then fires at exactly the same inputs.")
+        return False
     if _number(w) and vector_problem(b, 2) is None:
         print(f"{title}: got w = {fmt(w)} and b = {fmt(b)}: the order is (w, b), the pattern of two numbers "
               "first and then the bias. Keep the line `return w, b`.")
@@ -565,8 +642,9 @@ def check_detector(fn, reveal: bool = False) -> bool:
               f"{problem.replace('returned', 'is', 1)}.")
         return False
     if isinstance(b, (list, tuple, np.ndarray)) and np.size(b) == 1 and _number(np.ravel(b)[0]):
-        print(f"{title}: b is {fmt(b)}, a list; the bias of one unit is a single number: return it as a plain "
-              "number.")
+        kind = f"a NumPy array of shape {b.shape}" if isinstance(b, np.ndarray) else a_kind(b)
+        print(f"{title}: b is {fmt(b)}, {kind} holding one number; the bias of one unit is a single number: "
+              f"return it as a plain number (b = {fmt(np.ravel(b)[0])}, not b = [...]).")
         return False
     if not _number(b):
         print(f"{title}: b should be one number, the unit's bias; got {fmt(b)} ({type(b).__name__}).")
@@ -575,21 +653,22 @@ def check_detector(fn, reveal: bool = False) -> bool:
         print(f"{title}: b is {float(b)}; the bias must be a finite number.")
         return False
     w, b = [float(v) for v in w], float(b)
+    w_scaled, b_scaled = _scaled(w, b)
     report.header = (f"testing w = {fmt(w, 8)}, b = {fmt(b, 8)} on {len(_BELOW) + len(_ON) + len(_ABOVE)} inputs, "
                      "on the line x1 = x2 + 1 and either side of it")
     failures = 0
-    for name, points, want in (("silent below the line, where x1 < x2 + 1 (1e-3 and 1e-6 below it too)",
+    for name, points, want in (("silent below the line, where x1 < x2 + 1 (1e-3, 1e-6 and 1e-9 below it too)",
                                 _BELOW, False),
                                ("on the line x1 = x2 + 1 itself: must stay silent (relu(0) = 0)", _ON, False),
-                               ("fires above the line, where x1 > x2 + 1 (1e-3 and 1e-6 above it too)",
+                               ("fires above the line, where x1 > x2 + 1 (1e-3, 1e-6 and 1e-9 above it too)",
                                 _ABOVE, True)):
-        wrong = [p for p in points if _fires(w, b, p) != want]
+        wrong = [p for p in points if _fires(w_scaled, b_scaled, p) != want]
         if not wrong:
             report.passed(name)
             continue
         failures += 1
         verb = "fires" if not want else "stays silent"
-        example = ", ".join(f"{v:.7g}" for v in wrong[0])
+        example = ", ".join(f"{v:.12g}" for v in wrong[0])
         report.failed(name, f"it {verb} at {len(wrong)} of these {len(points)} inputs, e.g. x = [{example}]")
     if failures:
         slip = _detector_slip(w, b)

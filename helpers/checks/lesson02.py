@@ -13,17 +13,27 @@ bytecode, and that of the learner's own functions it calls) and refuses NumPy wi
 from __future__ import annotations
 
 import builtins
+import copy
 import dis
+import math
+import sys
 import types
 
 import numpy as np
 
 from helpers import flat
-from helpers.checks._core import (Case, Mistake, Report, check_function, close, fmt, is_library_file, run,
-                                  vector_problem)
+from helpers.checks._core import (Case, Mistake, Report, _agree, check_function, close, fmt, is_library_file,
+                                  run, vector_problem)
 from helpers.checks._verdict import grader, grading
 
 __all__ = ["check_matvec", "check_ffn_forward", "check_transpose"]
+
+
+def _tight(got, expected) -> bool:
+    """The comparison of these checks: the same float64 sums in another order agree to about 1e-15, so a
+    relative 1e-9 leaves room for any order of summation and none for an answer rounded to 6 or 8 decimals or
+    computed in float32."""
+    return close(got, expected, rtol=1e-9, atol=1e-12)
 
 
 def _floats(value) -> list[float]:
@@ -51,6 +61,11 @@ def _sequence_problem(value, length, hints=None):
     if isinstance(value, (list, tuple)) and value and isinstance(value[0], (list, tuple, np.ndarray)):
         return (f"returned a list of {len(value)} lists, a matrix of rows; return one flat list of {length} "
                 "numbers")
+    if isinstance(value, (list, tuple)):
+        for i, v in enumerate(value):   # float() of an int beyond float64's range raises OverflowError
+            if isinstance(v, int) and not isinstance(v, bool) and abs(v) >= 2 ** 1024:
+                return (f"returned a sequence whose element {i} is an int too large for a float "
+                        f"({len(str(abs(v)))} digits); look for a runaway product or sum")
     problem = vector_problem(value, length, hints)
     if problem is None:
         return None
@@ -74,12 +89,31 @@ def _is_numpy(obj) -> bool:
 
 
 _LOADS = {"LOAD_GLOBAL", "LOAD_NAME", "LOAD_DEREF", "LOAD_CLASSDEREF", "LOAD_FROM_DICT_OR_GLOBALS"}
+# Names that reach NumPy without `import numpy` or `np.` in sight: a dynamic import, or the `np` that another
+# module (helpers.ffn, say) holds as an attribute. A loops-only answer has no use for any of them.
+_DYNAMIC_IMPORTS = {"__import__", "importlib", "import_module"}
+_NUMPY_ATTRIBUTES = {"np", "numpy"}
+
+
+def _learner_class_functions(cls) -> list:
+    """The functions a learner's own class defines (methods, static and class methods, properties)."""
+    found = []
+    for value in vars(cls).values():
+        if isinstance(value, (staticmethod, classmethod)):
+            value = value.__func__
+        elif isinstance(value, property):
+            found += [f for f in (value.fget, value.fset) if f is not None]
+            continue
+        if isinstance(value, types.FunctionType):
+            found.append(value)
+    return found
 
 
 def numpy_uses(fn) -> list[str]:
     """Where `fn` uses NumPy, as "`np.reshape` (line 3 of ffn_forward)", reading its bytecode: the names it
-    loads, the modules it imports, and the same for the learner's own functions that it calls (library code,
-    such as helpers.flat, is not followed). Empty when it uses none."""
+    loads, the modules it imports, its default arguments, a dynamic import (`__import__`, importlib), an
+    attribute named np or numpy (`helpers.ffn.np`), and the same for the learner's own functions and classes
+    that it uses (library code, such as helpers.flat, is not followed). Empty when it uses none."""
     found: list[str] = []
     seen: set = set()
 
@@ -91,6 +125,12 @@ def numpy_uses(fn) -> list[str]:
         if code is None or code in seen or is_library_file(code.co_filename):
             return
         seen.add(code)
+        defaults = list(getattr(function, "__defaults__", None) or ())
+        names_with_defaults = code.co_varnames[code.co_argcount - len(defaults):code.co_argcount]
+        kwdefaults = getattr(function, "__kwdefaults__", None) or {}
+        for name, value in [*zip(names_with_defaults, defaults), *kwdefaults.items()]:
+            if _is_numpy(value):
+                found.append(f"`{name}=...`, a default argument holding NumPy ({where(code, code.co_firstlineno, 0)})")
         names = dict(function.__globals__)
         for cell_name, cell in zip(code.co_freevars, function.__closure__ or ()):
             try:
@@ -103,23 +143,76 @@ def numpy_uses(fn) -> list[str]:
         instructions = list(dis.get_instructions(code))
         for i, ins in enumerate(instructions):
             lineno = ins.positions.lineno if ins.positions else None
-            if ins.opname == "IMPORT_NAME" and str(ins.argval).split(".")[0] == "numpy":
+            if ins.opname == "IMPORT_NAME" and str(ins.argval).split(".")[0] in ("numpy", "importlib"):
                 found.append(f"`import {ins.argval}` ({where(top, first_line, lineno)})")
+            elif ins.opname in ("IMPORT_FROM", "LOAD_ATTR", "LOAD_METHOD") and ins.argval in _NUMPY_ATTRIBUTES:
+                owner = instructions[i - 1].argval if i else None
+                text = f"{owner}.{ins.argval}" if isinstance(owner, str) and owner.isidentifier() else ins.argval
+                found.append(f"`{text}` ({where(top, first_line, lineno)})")
             elif ins.opname in _LOADS and isinstance(ins.argval, str):
                 obj = names.get(ins.argval, getattr(builtins, ins.argval, None))
-                if _is_numpy(obj):
+                dynamic = ins.argval in _DYNAMIC_IMPORTS or _is_dynamic_import(obj)
+                if dynamic or _is_numpy(obj):
                     text = ins.argval
                     following = instructions[i + 1] if i + 1 < len(instructions) else None
                     if following is not None and following.opname in ("LOAD_ATTR", "LOAD_METHOD"):
                         text += f".{following.argval}"
-                    found.append(f"`{text}` ({where(top, first_line, lineno)})")
+                    found.append(f"`{text}`" + (", an import at run time" if dynamic else "")
+                                 + f" ({where(top, first_line, lineno)})")
                 elif isinstance(obj, types.FunctionType):
                     visit(obj)
+                elif isinstance(obj, types.MethodType) and isinstance(obj.__func__, types.FunctionType):
+                    visit(obj.__func__)
+                elif isinstance(obj, type):             # visit() skips the library's own classes
+                    for method in _learner_class_functions(obj):
+                        visit(method)
         for const in code.co_consts:
             if isinstance(const, types.CodeType):
                 walk(const, names, first_line, top)
 
     visit(fn)
+    return list(dict.fromkeys(found))
+
+
+def _is_dynamic_import(obj) -> bool:
+    """importlib (under any name), one of its functions, or the builtin __import__."""
+    if isinstance(obj, types.ModuleType):
+        return obj.__name__.split(".")[0] == "importlib"
+    if obj is builtins.__import__:
+        return True
+    module = getattr(obj, "__module__", None)
+    return callable(obj) and isinstance(module, str) and module.split(".")[0] == "importlib"
+
+
+def _numpy_calls(fn, args) -> list[str]:
+    """Where `fn`, run on `args`, calls NumPy from the learner's own code: whatever route the bytecode hides
+    (getattr, sys.modules, an object built elsewhere), a call into NumPy from a learner's line is seen here.
+    Calls that the course library makes for its own purposes are not counted."""
+    found: list[str] = []
+
+    def place(frame):
+        code = frame.f_code
+        return f"line {frame.f_lineno - code.co_firstlineno + 1} of {code.co_name}"
+
+    def learner(frame):
+        return frame is not None and not is_library_file(frame.f_code.co_filename)
+
+    def profile(frame, event, arg):
+        if event == "c_call" and learner(frame) and (_is_numpy(arg) or _is_numpy(getattr(arg, "__self__", None))):
+            found.append(f"`{getattr(arg, '__name__', 'a NumPy function')}` ({place(frame)})")
+        elif event == "call" and frame.f_globals.get("__name__", "").split(".")[0] == "numpy" \
+                and learner(frame.f_back):
+            found.append(f"`{frame.f_code.co_name}` ({place(frame.f_back)})")
+
+    previous = sys.getprofile()
+    sys.setprofile(profile)
+    try:
+        fn(*copy.deepcopy(list(args.values())))
+    except BaseException as error:  # the learner's code may raise anything; only KeyboardInterrupt goes on
+        if isinstance(error, KeyboardInterrupt):
+            raise
+    finally:
+        sys.setprofile(previous)
     return list(dict.fromkeys(found))
 
 
@@ -131,7 +224,10 @@ def _lists_only(title: str, fn, cases, reference, validate) -> bool | None:
     try:
         uses = numpy_uses(fn)
     except Exception:  # reading bytecode must never break a check
-        return None
+        uses = []
+    if not uses:   # what the bytecode hides, a run shows: a call into NumPy from the learner's own lines
+        for case in cases:
+            uses += [use for use in _numpy_calls(fn, case.args) if use not in uses]
     if not uses:
         return None
     report = Report(title, f"checking {len(cases)} cases and the rule: lists and loops only")
@@ -145,7 +241,7 @@ def _lists_only(title: str, fn, cases, reference, validate) -> bool | None:
             problem = outcome.describe_error()
         else:
             problem = validate(outcome.value, case)
-            if problem is None and not close(_floats(outcome.value), expected):
+            if problem is None and not _tight(_floats(outcome.value), expected):
                 problem = f"returned {fmt(_floats(outcome.value))}, not the expected numbers"
         if problem:
             wrong += 1
@@ -160,6 +256,94 @@ def _lists_only(title: str, fn, cases, reference, validate) -> bool | None:
                 "indexing that NumPy would do for you (strides, i * n_cols + j): write it with Python lists, "
                 "`range` and `[...]` only. Lesson 03 does the same with NumPy.")
     return report.finish(len(cases) + 1, wrong + 1)
+
+
+# --------------------------------------------------------------------------------------------------------
+# Diagnoses shared by the three checks
+# --------------------------------------------------------------------------------------------------------
+_ROUNDED_FIX = ("Return the numbers as they come out of the sums: rounding belongs to printing only "
+                "(f\"{value:.3f}\"), not to the value a function returns, which the next computation reads.")
+_PRECISION_FIX = ("Your numbers agree with the reference to about {digits} significant digits, not to the 15 "
+                  "or so that Python floats carry: something along the way loses precision, such as a partial "
+                  "result rounded, a value stored in single precision (float32, array('f'), struct 'f'), or a "
+                  "small number treated as 0. Keep every value a Python float from start to end.")
+
+
+def _outputs(fn, cases, validate):
+    """fn's valid results on the cases as lists of floats (None where it raised or returned something else)."""
+    results = []
+    for case in cases:
+        outcome = run(fn, case.args)
+        ok = not outcome.raised and not outcome.mutated and validate(outcome.value, case) is None
+        results.append(_floats(outcome.value) if ok else None)
+    return results
+
+
+def _precision_mistakes(fn, cases, reference, validate, variants=()) -> tuple[list[Mistake], list[Mistake]]:
+    """Probes of fn's own outputs: (mistakes to try first, mistakes to try last). `variants` are
+    (name, fix, function) for a family of mistakes with a parameter (a ReLU threshold of 1e-6 or of 1e-2):
+    one that reproduces fn on every case is named. An answer that equals the reference rounded to k decimals
+    on every case is named as such; one that only agrees to a few digits on every case it gets wrong is told
+    so. When a probe fits, the learner's function is its own mutant."""
+    if not callable(fn):
+        return [], []
+    got = _outputs(fn, cases, validate)
+    if any(g is None for g in got):
+        return [], []
+    expected = [reference(*copy.deepcopy(case.args).values()) for case in cases]
+    if all(_tight(g, e) for g, e in zip(got, expected)):
+        return [], []
+    for name, fix, variant in variants:
+        try:
+            if all(_tight(g, variant(*copy.deepcopy(case.args).values())) for g, case in zip(got, cases)):
+                return [Mistake(name, fix, fn)], []
+        except Exception:  # a variant that cannot run on a case fits nothing
+            continue
+    for k in range(0, 9):   # 9 decimals and more are within the comparison's 1e-9 for numbers near 1
+        if all(_tight(g, [round(t, k) for t in e]) for g, e in zip(got, expected)):
+            return [Mistake(f"the output rounded to {k} decimal places", _ROUNDED_FIX, fn)], []
+    errors = [max((abs(a - b) / max(abs(b), 1e-3) for a, b in zip(g, e)), default=0.0)
+              for g, e in zip(got, expected) if len(g) == len(e)]
+    if len(errors) == len(got) and 0 < max(errors) < 1e-3:
+        digits = max(1, int(-math.log10(max(errors))))
+        return [], [Mistake(f"numbers right to only about {digits} significant digits",
+                            _PRECISION_FIX.format(digits=digits), fn)]
+    return [], []
+
+
+def _plausible(fn, cases, reference, mistakes, validate, normalize=_floats, compare=_tight) -> list[Mistake]:
+    """The mistakes worth naming for fn: those that reproduce its outcome on every case, or on more than half
+    of the cases it gets wrong. One that happens to agree on a single failing case (an off-by-one that leaves
+    a 2 x 3 matrix in its original order, say) is not offered as a "Possibly"."""
+    if not callable(fn):
+        return list(mistakes)
+    outcomes, failing = [], []
+    for index, case in enumerate(cases):
+        outcome = run(fn, case.args)
+        normalized = None
+        if not outcome.raised and validate(outcome.value, case) is None:
+            normalized = normalize(outcome.value)
+        outcomes.append((outcome, normalized))
+        expected = reference(*copy.deepcopy(case.args).values())
+        if outcome.raised or normalized is None or outcome.mutated or not compare(normalized, expected):
+            failing.append(index)
+    kept = []
+    for mistake in mistakes:
+        agree = [_agree(o, n, run(mistake.fn, case.args), case, validate, normalize, compare)
+                 for (o, n), case in zip(outcomes, cases)]
+        if all(agree) or (failing and 2 * sum(agree[i] for i in failing) > len(failing)):
+            kept.append(mistake)
+    return kept
+
+
+def _check(title, fn, cases, reference, validate, mistakes, fallback_hint, hidden=(), describe=fmt,
+           variants=()) -> bool:
+    """check_function with this lesson's tight comparison, the precision probes and only plausible mistakes."""
+    judged = list(cases) + (list(hidden) if hidden and grading() else [])
+    first, last = _precision_mistakes(fn, judged, reference, validate, variants)
+    mistakes = first + _plausible(fn, judged, reference, mistakes, validate) + last
+    return check_function(title, fn, cases, reference, validate, mistakes, compare=_tight, normalize=_floats,
+                          describe=describe, fallback_hint=fallback_hint, hidden=hidden)
 
 
 # --------------------------------------------------------------------------------------------------------
@@ -178,6 +362,10 @@ MATVEC_CASES = [
     _matvec_case("2 x 2", [[2, -1], [0.5, 3]], [1, -2]),
     _matvec_case("1 x 3, one row: a dot product", [[1, 2, 3]], [4, -5, 6]),
     _matvec_case("3 x 1, one column: v[0] times the column", [[2], [-1], [0.5]], [3]),
+    # Fractions such as 1/3 and 2/7 have no end to their decimals: an answer rounded to any number of decimals,
+    # or computed in float32, is off in the 7th digit or earlier.
+    _matvec_case("2 x 3, fractions with endless decimals (1/3, -2/7, ...)",
+                 [[1 / 3, -2 / 7, 3 / 11], [-5 / 13, 7 / 17, 1 / 19]], [2 / 3, 3 / 7, -5 / 9]),
 ]
 
 
@@ -220,8 +408,8 @@ def check_matvec(fn) -> bool:
     refused = _lists_only("matvec", fn, MATVEC_CASES, flat.matvec, _matvec_problem)
     if refused is not None:
         return refused
-    return check_function(
-        "matvec", fn, MATVEC_CASES, flat.matvec, _matvec_problem, MATVEC_MISTAKES, normalize=_floats,
+    return _check(
+        "matvec", fn, MATVEC_CASES, flat.matvec, _matvec_problem, MATVEC_MISTAKES,
         fallback_hint="output i = sum over j of M[i * n_cols + j] * v[j], with n_cols = len(v) and "
                       "n_rows = len(M) // n_cols.")
 
@@ -255,10 +443,17 @@ FFN_CASES = [
               [-0.7, -0.8, 0.4],
               [-0.1, 0.2, 0.8, 1.2, 1.0, -0.5, -0.5, -0.2, 1.0], [0.8, 1.0, 0.1],
               [1.4, -0.2, -0.8, 0.7, 1.4, 0.2, -0.6, -0.2, -1.4], [0.4, 1.0, -0.3]),
-    # Lesson 01's 2 x 2 trace: symmetric W1, W2 = I, zero biases, output [0, 2] >= 0. Every mistake below
-    # gives the right answer here (the notebook shows it), so it comes last.
+    # Lesson 01's 2 x 2 trace: symmetric W1, W2 = I, zero biases, output [0, 2] >= 0. Every mistake below but
+    # adding x gives the right answer here (the notebook shows it), so it comes after the others.
     _ffn_case("square D = H = 2, lesson 01's trace x = [1, -1]",
               [1.0, -1.0], [1.0, 1.0, 1.0, -1.0], [0.0, 0.0], [1.0, 0.0, 0.0, 1.0], [0.0, 0.0]),
+    # z = [2e-6, -2e-6, 0.75, 1e-10] (W1 x is exactly 0 for the tiny ones, the biases set them): one unit barely
+    # on and one barely off with large weights after them, so that a ReLU whose switch is not exactly at 0
+    # (t > 1e-3, a leak of 0.01, abs) moves y[0] by 0.001 to 0.1; and y[1] = 0.5 h[0] + h[3] = 1e-6 + 1e-10,
+    # so that a threshold anywhere from 1e-10 up shows too.
+    _ffn_case("pre-activations of 2e-6, -2e-6 and 1e-10: ReLU switches exactly at 0",
+              [1.0, -0.5], [0.5, 1.0, 0.25, 0.5, 1.0, -1.0, 1.0, 2.0], [2e-6, -2e-6, -0.75, 1e-10],
+              [5e4, 5e4, -1.0, 0.0, 0.5, 0.0, 0.0, 1.0], [0.25, 0.0]),
 ]
 
 
@@ -347,6 +542,28 @@ FFN_MISTAKES = [
 ]
 
 
+def _switching_at(threshold):
+    return lambda x, W1, b1, W2, b2: flat.ffn_forward(
+        x, W1, b1, W2, b2, activation=lambda z: [t if t > threshold else 0.0 for t in z])
+
+
+def _leaking(slope):
+    return lambda x, W1, b1, W2, b2: flat.ffn_forward(
+        x, W1, b1, W2, b2, activation=lambda z: [max(slope * t, t) for t in z])
+
+
+_THRESHOLD_FIX = ("relu(z) = max(0, z): every positive z passes, however small (2e-6 and 1e-10 in the last "
+                  "case), and every negative one becomes exactly 0. A threshold such as `z > 1e-6` drops the "
+                  "units that sit just above 0.")
+# Activations a little off ReLU, each with its parameter: the learner's function is compared with each.
+FFN_VARIANTS = (
+    [("ReLU's switch not exactly at 0", _THRESHOLD_FIX, _switching_at(c))
+     for c in (1e-12, 1e-10, 1e-9, 1e-8, 1e-7, 1e-6, 1e-5, 1e-4, 1e-3, 1e-2, 3e-2, 0.1)]
+    + [(f"a leaky ReLU, max({a} z, z), in place of ReLU",
+        "This lesson's ReLU is max(0, z): a negative pre-activation becomes exactly 0, not a small multiple "
+        "of itself.", _leaking(a)) for a in (0.01, 0.02, 0.05, 0.1, 0.2, 0.3)])
+
+
 def _ffn_problem(value, case):
     D, H = len(case.args["x"]), len(case.args["b1"])
     hints = {H: f"{H} is H, the hidden size: this looks like the hidden vector relu(W1 x + b1). Multiply it "
@@ -362,9 +579,9 @@ def check_ffn_forward(fn) -> bool:
                           _ffn_problem)
     if refused is not None:
         return refused
-    return check_function(
-        "ffn_forward", fn, FFN_CASES, flat.ffn_forward, _ffn_problem, FFN_MISTAKES, normalize=_floats,
-        hidden=FFN_HIDDEN,
+    return _check(
+        "ffn_forward", fn, FFN_CASES, flat.ffn_forward, _ffn_problem, FFN_MISTAKES, hidden=FFN_HIDDEN,
+        variants=FFN_VARIANTS,
         fallback_hint="z[i] = sum over j of W1[i*D + j] * x[j] + b1[i]; h[i] = max(0, z[i]); "
                       "y[k] = sum over i of W2[k*H + i] * h[i] + b2[k], with no ReLU on y.")
 
@@ -381,6 +598,11 @@ TRANSPOSE_CASES = [
     Case(f"{r} x {c}" + note, {"M": _labelled(r, c), "n_rows": r, "n_cols": c})
     for r, c, note in ((2, 3, ", a wide matrix"), (3, 2, ", a tall matrix"), (3, 3, ", square"),
                        (1, 4, ", one row"), (4, 1, ", one column"))
+] + [
+    # Not labels: fractions and negatives, so that sorting the values, or turning them into ints, cannot
+    # pass by luck as it can with 11, 12, ... 33.
+    Case("2 x 4 of fractions and negatives, not labels",
+         {"M": [0.5, -1.25, 3.75, 2.0, -0.125, 1.5, -2.5, 0.0625], "n_rows": 2, "n_cols": 4}),
 ]
 
 TRANSPOSE_MISTAKES = [
@@ -397,10 +619,33 @@ TRANSPOSE_MISTAKES = [
             "M has n_rows rows of n_cols numbers each; check the order of the two arguments and which loop "
             "runs over which.",
             lambda M, n_rows, n_cols: flat.transpose(M, n_cols, n_rows)),
+    Mistake("the elements turned into ints",
+            "A transpose only moves numbers: copy each M[i * n_cols + j] as it is, without int(...), which "
+            "cuts 0.5 to 0 and -1.25 to -1.",
+            lambda M, n_rows, n_cols: [int(t) for t in flat.transpose(M, n_rows, n_cols)]),
 ]
 
 
+class _InputItself(list):
+    """What a transpose returned when it was its input list M itself (a second name, not a copy)."""
+
+
+def _new_list(fn):
+    """fn, except that a result that is the very list M it was given comes back marked as _InputItself."""
+    def transpose(M, n_rows, n_cols):
+        before = list(M) if isinstance(M, list) else None
+        out = fn(M, n_rows, n_cols)
+        # M changed in place as well: the core's message about that comes first, so no mark then
+        return _InputItself(out) if out is M and before == list(M) else out
+    return transpose
+
+
 def _transpose_problem(value, case):
+    if isinstance(value, _InputItself):
+        return ("returned M itself, the very list it was given, not a new one. For one row or one column the "
+                "numbers are already in transposed order, but the caller's M and your result are then one "
+                "list: changing either changes both. Return a new list, e.g. list(M), or build it with the "
+                "loops")
     return _sequence_problem(value, case.args["n_rows"] * case.args["n_cols"])
 
 
@@ -411,8 +656,8 @@ def check_transpose(fn) -> bool:
     refused = _lists_only("transpose", fn, TRANSPOSE_CASES, flat.transpose, _transpose_problem)
     if refused is not None:
         return refused
-    return check_function(
-        "transpose", fn, TRANSPOSE_CASES, flat.transpose, _transpose_problem, TRANSPOSE_MISTAKES,
-        normalize=_floats, describe=lambda v: fmt(v, max_items=12),
+    return _check(
+        "transpose", _new_list(fn) if callable(fn) else fn, TRANSPOSE_CASES, flat.transpose, _transpose_problem,
+        TRANSPOSE_MISTAKES, describe=lambda v: fmt(v, max_items=12),
         fallback_hint="element (i, j) of M is M[i * n_cols + j]; it becomes element (j, i) of the output, "
                       "at position j * n_rows + i.")

@@ -524,6 +524,43 @@ def top_norm_ord2(x, W1, b1, W2, k):
 RIGHT_TOPS = [top_numpy, top_sorted, top_array_reversed, top_heap, top_squared_lengths, top_norm_ord2]
 
 
+def top_skips_the_largest(x, W1, b1, W2, k):
+    sizes = np.linalg.norm(np.maximum(x @ W1 + b1, 0)[:, None] * W2, axis=1)
+    return [int(j) for j in np.argsort(-sizes)[1:k + 1]]
+
+
+def top_by_abs_preactivation_times_length(x, W1, b1, W2, k):
+    z = x @ W1 + b1
+    return [int(j) for j in np.argsort(-(np.abs(z) * np.linalg.norm(W2, axis=1)))[:k]]
+
+
+def sum_leaky(x, W1, b1, W2, b2):
+    y = b2.copy()
+    for k in range(len(b1)):
+        z = x @ W1[:, k] + b1[k]
+        y = y + (z if z > 0 else 0.01 * z) * W2[k]
+    return y
+
+
+def sum_bias_subtracted(x, W1, b1, W2, b2):
+    y = b2.copy()
+    for k in range(len(b1)):
+        y = y + max(0.0, x @ W1[:, k] - b1[k]) * W2[k]
+    return y
+
+
+@pytest.mark.parametrize("check, fn, diagnosis", [
+    (check_top_units, top_skips_the_largest, "Likely mistake: the largest unit skipped: the slice starts at 1"),
+    (check_top_units, top_by_abs_preactivation_times_length,
+     "Likely mistake: ranked by |x . w_j + b1_j| * ||u_j||: the pre-activation's size, before the ReLU"),
+    (check_ffn_as_sum, sum_leaky, "Likely mistake: a leaky ReLU (slope 0.01)"),
+    (check_ffn_as_sum, sum_bias_subtracted, "Likely mistake: b1 subtracted instead of added"),
+])
+def test_more_slips_are_named(check, fn, diagnosis, capsys):
+    ok, out = verdict(check, fn, capsys)
+    assert not ok and diagnosis in out and len(named(out)) == 1, out
+
+
 def test_top_units_by_the_contributions_reference_is_refused(capsys):
     """kv.contributions is introduced after Exercise 2 as one of "the references" (with kv.top_units): it
     computes the terms a_j u_j that the exercise asks for."""

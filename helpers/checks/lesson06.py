@@ -286,7 +286,17 @@ _SUM_MISTAKES = [
     Mistake("the absolute value |z| used instead of relu(z)",
             "ReLU keeps a positive pre-activation and turns a negative one into 0; abs turns it positive.",
             lambda x, W1, b1, W2, b2: _sum_with(x, W1, b1, W2, b2, act=lambda z, b: abs(z + b))),
+    Mistake("a leaky ReLU (slope 0.01): units below zero still write a small negative multiple of their value",
+            "This FFN's activation is ReLU, max(0, z): a unit whose pre-activation is negative has a_k = 0 "
+            "exactly and writes nothing (a leaky ReLU keeps a small slope there).",
+            lambda x, W1, b1, W2, b2: _sum_with(x, W1, b1, W2, b2,
+                                                act=lambda z, b: z + b if z + b > 0 else 0.01 * (z + b))),
+    Mistake("b1 subtracted instead of added",
+            "The pre-activation is x . w_k + b1[k], with a plus: the bias is added (a negative b1[k] already "
+            "makes it a threshold).",
+            lambda x, W1, b1, W2, b2: _sum_with(x, W1, b1, W2, b2, act=lambda z, b: relu(z - b))),
 ]
+
 
 
 def _sum_cases():
@@ -508,6 +518,14 @@ _TOP_MISTAKES = [
             lambda x, W1, b1, W2, k: _rank(np.abs(_acts(x, W1, b1)[:, None] * _f(W2)).max(axis=1), k)),
     Mistake("counting units from 1", "Python counts from 0: the first hidden unit is unit 0.",
             lambda x, W1, b1, W2, k: [j + 1 for j in _rank(_sizes(x, W1, b1, W2), k)]),
+    Mistake("the largest unit skipped: the slice starts at 1",
+            "np.argsort(-sizes)[0] is the largest contribution itself: take the first k positions, [:k]; "
+            "[1:k + 1] drops the top unit and adds the (k + 1)-th.",
+            lambda x, W1, b1, W2, k: _rank(_sizes(x, W1, b1, W2), k + 1)[1:]),
+    Mistake("ranked by |x . w_j + b1_j| * ||u_j||: the pre-activation's size, before the ReLU, not a_j",
+            "A unit with a large negative pre-activation is silenced by the ReLU and writes nothing, however "
+            "long its value: scale ||u_j|| by the activation a_j = relu(x . w_j + b1_j), not by |z_j|.",
+            lambda x, W1, b1, W2, k: _rank(np.abs(_f(x) @ _f(W1) + _f(b1)) * np.linalg.norm(_f(W2), axis=1), k)),
     Mistake("b1 left out of the activations",
             "a_j = relu(x @ W1[:, j] + b1[j]): each unit's bias moves its threshold, and so which units fire "
             "and how hard.",

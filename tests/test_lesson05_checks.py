@@ -65,6 +65,15 @@ def test_collapse_accepts_correct_styles(fn, capsys):
      "Likely mistake: the numbers are rounded (or cast to int)"),
     (lambda W1, b1, W2, b2: ((W1 @ W2).astype(int), b1 @ W2 + b2),
      "Likely mistake: the numbers are rounded (or cast to int)"),
+    (lambda W1, b1, W2, b2: ((W1 @ W2).astype(np.float16), (b1 @ W2 + b2).astype(np.float16)),
+     "Likely mistake: the numbers are rounded (or cast to int)"),
+    (lambda W1, b1, W2, b2: (W1.T @ W2, b1 @ W2 + b2), "Likely mistake: W1 transposed before the product. W1 "
+                                                        "already has the shape x @ W1 needs"),
+    (lambda W1, b1, W2, b2: (W1 @ W2, (b1 @ W2) * b2), "Likely mistake: b2 multiplied in instead of added"),
+    (lambda W1, b1, W2, b2: (np.transpose(W1) @ W2, b1 @ W2 * b2),
+     "Likely mistake: W1 transposed before the product; and b2 multiplied in instead of added"),
+    (lambda W1, b1, W2, b2: (W1 @ W2 + b1 @ W2, b1 @ W2 + b2),
+     "Likely mistake: b1's part of the bias added to W as well. W is only the part that multiplies x"),
 ])
 def test_collapse_names_the_mistake(fn, named, capsys):
     assert not check_collapse(fn)
@@ -144,9 +153,26 @@ def residual_by_probing(W1, W2):
     return identity + (identity @ W1) @ W2
 
 
-@pytest.mark.parametrize("fn", [residual_numpy, residual_loops, residual_by_probing])
+def residual_diagonal_added(W1, W2):
+    """1 added on the diagonal of W1 @ W2, in place on the new array."""
+    M = W1 @ W2
+    M[np.diag_indices_from(M)] += 1
+    return M
+
+
+def residual_identity_from_W2(W1, W2):
+    return np.identity(W2.shape[1]) + np.dot(W1, W2)
+
+
+@pytest.mark.parametrize("fn", [residual_numpy, residual_loops, residual_by_probing, residual_diagonal_added,
+                                residual_identity_from_W2])
 def test_residual_collapse_accepts_correct_styles(fn, capsys):
     assert check_residual_collapse(fn), capsys.readouterr().out
+
+
+def test_residual_collapse_has_a_bottleneck_case():
+    """d > d_ff: the identity's size is then the larger side of W1, so min(W1.shape) shows."""
+    assert any(case.args["W1"].shape[0] > case.args["W1"].shape[1] for case in lesson05._residual_cases())
 
 
 @pytest.mark.parametrize("fn, named", [
@@ -161,6 +187,13 @@ def test_residual_collapse_accepts_correct_styles(fn, capsys):
     (lambda W1, W2: np.round(np.eye(len(W1)) + W1 @ W2, 1), "Likely mistake: the numbers are rounded"),
     (lambda W1, W2: np.dot(W1, W2), "Likely mistake: the identity forgotten"),
     (lambda W1, W2: W1 @ W2 + np.ones((len(W1), len(W1))), "Likely mistake: 1 added to every entry"),
+    (lambda W1, W2: np.eye(min(W1.shape)) + W1 @ W2,
+     "Likely mistake: the identity sized by the smaller side of W1. I is d x d, the model width"),
+    (lambda W1, W2: np.eye(min(W1.shape)) + W1[:min(W1.shape)] @ W2[:, :min(W1.shape)],
+     "Likely mistake: W1 and W2 cut down to the smaller size. I is d x d, the model width, not the smaller size"),
+    (lambda W1, W2: 2 * np.eye(len(W1)) + W1 @ W2, "Likely mistake: the identity counted twice (2I)"),
+    (lambda W1, W2: np.eye(len(W1)) * (W1 @ W2) + np.eye(len(W1)),
+     "Likely mistake: the FFN's matrix multiplied by the identity entry by entry"),
 ])
 def test_residual_collapse_names_the_mistake(fn, named, capsys):
     assert not check_residual_collapse(fn)
@@ -221,6 +254,10 @@ def one_unit(scale=1.0):
     (np.array([[1.0, 0.0, 5.0], [1.0, 0.0, 5.0], [-1.0, 0.0, -5.0]]),   # three units, two never fire
      np.array([-1.0, -3.0, -100.0]), np.array([[1.0], [7.0], [-3.0]]), np.array([0.0])),
     (np.array([[0.5], [0.5], [-1.0]]), np.array([-0.5]), np.array([[2.0]]), np.array([0.0])),  # height by W2
+    # Layouts the forward pass relu(x @ W1 + b1) @ W2 + b2 broadcasts exactly like the flat ones:
+    (np.array([[1.0], [1.0], [-1.0]]), np.array([[-1.0]]), np.array([[1.0]]), np.array([[0.0]])),  # b1, b2 (1, 1)
+    (np.array([[1.0, 1.0], [1.0, 1.0], [-1.0, -1.0]]), np.array([[-1.0, -2.0]]),                  # b1 a row (1, k)
+     np.array([[1.0], [-1.0]]), 0.0),
 ])
 def test_detector_weights_accepts_any_exact_detector(answer, capsys):
     assert check_detector_weights(lambda: answer), capsys.readouterr().out
@@ -282,7 +319,14 @@ def test_detector_weights_header_says_unit_or_units(capsys):
     ((np.ones((3, 1)), np.zeros(1), np.ones((1, 1)), np.zeros(2)), "`b2` has shape (2,)"),
     ((np.ones((3, 2)), -1.0, np.ones((2, 1)), np.zeros(1)),
      "`b1` is a single number, but W1 has 2 columns, one per hidden unit: give each unit its own bias"),
-    ((np.ones((3, 1)), np.zeros((1, 1)), np.ones((1, 1)), np.zeros(1)), "`b1` has shape (1, 1); expected (1,)"),
+    ((np.ones((3, 1)), np.zeros((2, 1)), np.ones((1, 1)), np.zeros(1)), "`b1` has shape (2, 1); expected (1,)"),
+    ((np.ones((3, 2)), np.zeros((2, 1)), np.ones((2, 1)), np.zeros(1)), "`b1` has shape (2, 1); expected (2,)"),
+    ((np.ones((3, 1)), np.zeros(1), np.ones((1, 1)), np.zeros((1, 2))), "`b2` has shape (1, 2)"),
+    ((np.array([["1"], ["1"], ["-1"]]), np.array([-1.0]), np.array([[1.0]]), np.array([0.0])),
+     "`W1` holds strings, not numbers (NumPy could convert them, but a weight is a number): write 1.0, not '1'"),
+    ((np.array([[1.0], [1.0], [-1.0]]), ["-1"], [[1.0]], [0.0]), "`b1` holds strings, not numbers"),
+    ((np.array([[1.0], [1.0], [-1.0]]), [-1.0], [[1.0]], np.array(["0"], dtype=object)),
+     "`b2` holds strings, not numbers"),
     ((np.ones((3, 1)), np.zeros(1), np.ones((1, 1))), "returned 3 values; expected the four weights"),
     ({"W1": np.ones((3, 1))}, "returned a dict; expected the four weights"),
     ((np.ones((3, 1)), np.zeros(1), "one", np.zeros(1)), "`W2` is 'one', not numbers"),

@@ -82,8 +82,31 @@ def sum_rows_taken(x, W1, b1, W2, b2):
     return b2 + (a[units, None] * W2[units]).sum(axis=0) + 0 * W2.take(0, axis=0)
 
 
+def sum_converted_then_rows(x, W1, b1, W2, b2):
+    """Every input converted first (which strips the watch): the source shows only rows W2[k]."""
+    x, W1, b1, W2, b2 = (np.array(v, dtype=float) for v in (x, W1, b1, W2, b2))
+    y = b2.copy()
+    for k in range(W1.shape[1]):
+        y = y + max(0.0, x @ W1[:, k] + b1[k]) * W2[k]
+    return y
+
+
+def sum_converted_then_diag(x, W1, b1, W2, b2):
+    """W2 converted, then diag(a) @ W2 and an einsum that keeps the unit index: the terms, as rows."""
+    V = np.asarray(W2)
+    a = np.maximum(np.asarray(x) @ W1 + b1, 0)
+    rows = np.diag(a) @ V + 0 * np.einsum("k,kj->kj", a, V)
+    return rows.sum(axis=0) + b2
+
+
+def sum_converted_rows_dotted(x, W1, b1, W2, b2):
+    """A product with one row at a time, W2[k] (never all of W2)."""
+    M = np.asarray(W2, dtype=float)
+    return b2 + sum(np.dot(max(0.0, x @ W1[:, k] + b1[k]), M[k]) for k in range(len(b1)))
+
+
 RIGHT_SUMS = [sum_rows_taken, sum_loop, sum_comprehension, sum_numpy, sum_einsum_terms, sum_diag, sum_pure_python,
-              sum_np_sum_of_list]
+              sum_np_sum_of_list, sum_converted_then_rows, sum_converted_then_diag, sum_converted_rows_dotted]
 
 
 @pytest.mark.parametrize("fn", RIGHT_SUMS)
@@ -254,6 +277,72 @@ def test_the_whole_product_gets_a_case_message_that_names_it(capsys):
     ok, out = verdict(check_ffn_as_sum, matmul_whole, capsys)
     assert "gives the right numbers by multiplying W2 as a whole matrix" in out
     assert ok.mistake.startswith("W2 multiplied as a whole"), ok.mistake
+
+
+def product_after_asarray(x, W1, b1, W2, b2):
+    W2 = np.asarray(W2)
+    return np.maximum(x @ W1 + b1, 0) @ W2 + b2
+
+
+def product_after_converting_every_input(x, W1, b1, W2, b2):
+    x, W1, b1, W2, b2 = (np.array(v, dtype=float) for v in (x, W1, b1, W2, b2))
+    return np.maximum(x @ W1 + b1, 0) @ W2 + b2
+
+
+def product_of_a_renamed_copy(x, W1, b1, W2, b2):
+    M = np.array(W2)
+    V = M.copy()
+    return np.maximum(x @ W1 + b1, 0).dot(V) + b2
+
+
+def einsum_over_units_after_astype(x, W1, b1, W2, b2):
+    a = np.maximum(x @ W1 + b1, 0)
+    return np.einsum("k,kj->j", a, W2.astype(float)) + b2
+
+
+def transposed_matmul_after_copy(x, W1, b1, W2, b2):
+    V = np.copy(W2)
+    return np.matmul(V.T, np.maximum(x @ W1 + b1, 0)) + b2
+
+
+@pytest.mark.parametrize("fn, shown", [
+    (product_after_asarray, "`np.maximum(x @ W1 + b1, 0) @ W2`"),
+    (product_after_converting_every_input, "`np.maximum(x @ W1 + b1, 0) @ W2`"),
+    (product_of_a_renamed_copy, "`np.maximum(x @ W1 + b1, 0).dot(V)`"),
+    (einsum_over_units_after_astype, "`np.einsum(\"k,kj->j\", a, W2.astype(float))`"),
+    (transposed_matmul_after_copy, "`np.matmul(V.T, np.maximum(x @ W1 + b1, 0))`"),
+])
+def test_a_whole_product_after_stripping_the_watch_is_seen_in_the_source(fn, shown, capsys):
+    """np.asarray(W2) or np.array(W2) hands back a plain array the watch cannot follow; the source still shows
+    the product with all of W2, and the message quotes it."""
+    ok, out = verdict(check_ffn_as_sum, fn, capsys)
+    assert not ok, out
+    assert f"gives the right numbers by multiplying W2 as a whole matrix ({shown}: a copy such as np.asarray(W2) " \
+           "is still all of W2); the exercise asks for the sum over units: multiply each unit's a_k by its row of " \
+           "W2, W2[k], and add the terms" in out, out
+    assert "Likely mistake: W2 multiplied as a whole (h @ W2)" in out
+
+
+def test_a_function_without_source_is_judged_by_the_watch_alone(capsys):
+    fn = eval("lambda x, W1, b1, W2, b2: np.maximum(x @ W1 + b1, 0) @ np.asarray(W2) + b2", {"np": np})
+    assert L._whole_products(fn) == []              # no source to read: nothing is claimed from it
+    assert L._whole_products(sum_loop) == [] and L._whole_products(product_after_asarray)
+
+
+def sum_by_contributions(x, W1, b1, W2, b2):
+    return kv.contributions(x, W1, b1, W2).sum(axis=0) + b2
+
+
+def sum_by_rebuild(x, W1, b1, W2, b2):
+    return kv.rebuild(x, W1, b1, W2, b2, range(len(b1)))
+
+
+@pytest.mark.parametrize("fn, name", [(sum_by_contributions, "helpers.kv_memory.contributions"),
+                                      (sum_by_rebuild, "through helpers.kv_memory.rebuild")])
+def test_the_references_introduced_after_the_exercise_are_refused(fn, name, capsys):
+    """kv.contributions and kv.rebuild come after Exercise 1, as "the references": they compute its sum."""
+    ok, out = verdict(check_ffn_as_sum, fn, capsys)
+    assert not ok and "calls the course's own `helpers.kv_memory." in out and name in out, out
 
 
 def test_whole_product_with_a_slip_is_named_by_the_slip(capsys):
@@ -433,6 +522,53 @@ def top_norm_ord2(x, W1, b1, W2, k):
 
 
 RIGHT_TOPS = [top_numpy, top_sorted, top_array_reversed, top_heap, top_squared_lengths, top_norm_ord2]
+
+
+def top_skips_the_largest(x, W1, b1, W2, k):
+    sizes = np.linalg.norm(np.maximum(x @ W1 + b1, 0)[:, None] * W2, axis=1)
+    return [int(j) for j in np.argsort(-sizes)[1:k + 1]]
+
+
+def top_by_abs_preactivation_times_length(x, W1, b1, W2, k):
+    z = x @ W1 + b1
+    return [int(j) for j in np.argsort(-(np.abs(z) * np.linalg.norm(W2, axis=1)))[:k]]
+
+
+def sum_leaky(x, W1, b1, W2, b2):
+    y = b2.copy()
+    for k in range(len(b1)):
+        z = x @ W1[:, k] + b1[k]
+        y = y + (z if z > 0 else 0.01 * z) * W2[k]
+    return y
+
+
+def sum_bias_subtracted(x, W1, b1, W2, b2):
+    y = b2.copy()
+    for k in range(len(b1)):
+        y = y + max(0.0, x @ W1[:, k] - b1[k]) * W2[k]
+    return y
+
+
+@pytest.mark.parametrize("check, fn, diagnosis", [
+    (check_top_units, top_skips_the_largest, "Likely mistake: the largest unit skipped: the slice starts at 1"),
+    (check_top_units, top_by_abs_preactivation_times_length,
+     "Likely mistake: ranked by |x . w_j + b1_j| * ||u_j||: the pre-activation's size, before the ReLU"),
+    (check_ffn_as_sum, sum_leaky, "Likely mistake: a leaky ReLU (slope 0.01)"),
+    (check_ffn_as_sum, sum_bias_subtracted, "Likely mistake: b1 subtracted instead of added"),
+])
+def test_more_slips_are_named(check, fn, diagnosis, capsys):
+    ok, out = verdict(check, fn, capsys)
+    assert not ok and diagnosis in out and len(named(out)) == 1, out
+
+
+def test_top_units_by_the_contributions_reference_is_refused(capsys):
+    """kv.contributions is introduced after Exercise 2 as one of "the references" (with kv.top_units): it
+    computes the terms a_j u_j that the exercise asks for."""
+    def top_units(x, W1, b1, W2, k):
+        sizes = np.linalg.norm(kv.contributions(x, W1, b1, W2), axis=1)
+        return [int(j) for j in np.argsort(-sizes)[:k]]
+    ok, out = verdict(check_top_units, top_units, capsys)
+    assert not ok and "calls the course's own `helpers.kv_memory.contributions`" in out, out
 
 
 @pytest.mark.parametrize("fn", RIGHT_TOPS)
@@ -691,25 +827,37 @@ def store_lists(W1, b1, W2, key, value):
     return W1_new, list(b1) + [-kv.THETA * s], [list(row) for row in W2] + [list(value)]
 
 
-THETA = kv.THETA      # as `from helpers.kv_memory import THETA` in a notebook
-
-
-def store_imported_constant(W1, b1, W2, key, value):
-    """Reads a global THETA imported from helpers.kv_memory: the check changes it along with kv.THETA."""
-    return (np.column_stack([W1, key / (1 - THETA)]), np.append(b1, -THETA / (1 - THETA)),
-            np.vstack([W2, value]))
+def store_theta_in_a_helper(W1, b1, W2, key, value):
+    """kv.THETA read at call time inside a lambda: as good as reading it in the body."""
+    scale = lambda: 1 / (1 - kv.THETA)          # noqa: E731
+    return (np.column_stack([W1, key * scale()]), np.append(b1, -kv.THETA * scale()), np.vstack([W2, value]))
 
 
 def store_with_reference(W1, b1, W2, key, value):
     return kv.store_fact(W1, b1, W2, key, value)
 
 
-RIGHT_STORES = [store_stack, store_concatenate, store_in_front, store_lists, store_imported_constant]
+def store_with_build_memory(W1, b1, W2, key, value):
+    """build_memory builds the new unit: the design work skipped."""
+    w, b, u = kv.build_memory(key[None], value[None])
+    return np.hstack([W1, w]), np.concatenate([b1, b]), np.vstack([W2, u])
+
+
+def store_with_imported_build_memory(W1, b1, W2, key, value):
+    from helpers.kv_memory import build_memory
+    w, b, u = build_memory(key[None], value[None], kv.THETA)
+    return np.column_stack([W1, w]), np.append(b1, b), np.vstack([W2, u])
+
+
+RIGHT_STORES = [store_stack, store_concatenate, store_in_front, store_lists, store_theta_in_a_helper]
 
 
 @pytest.mark.parametrize("fn, words", [
     (store_scale_the_value, "the new unit fires with a = 0.5 on its own key, not 1"),
     (store_with_reference, "calls the course's own `helpers.kv_memory.store_fact`"),
+    (store_with_build_memory, "calls the course's own `helpers.kv_memory.build_memory`, which builds the "
+                              "units for you: the exercise is to work out the new unit yourself"),
+    (store_with_imported_build_memory, "calls the course's own `helpers.kv_memory.build_memory`"),
 ])
 def test_store_fact_that_recalls_right_but_not_as_the_text_asks_is_named(fn, words, capsys):
     # Scaling the value instead of the unit recalls every fact, but the text asks for a unit that fires with
@@ -723,7 +871,7 @@ def test_correct_store_fact_passes(fn, capsys):
     ok, out = verdict(check_store_fact, fn, capsys)
     assert ok, out
     assert "all 4 public cases pass" in out
-    assert kv.THETA == 0.5 and THETA == 0.5          # the check puts the constant back
+    assert kv.THETA == 0.5                           # the check puts the constant back
 
 
 def test_correct_store_fact_passes_the_hidden_case_when_graded(monkeypatch, capsys):
@@ -794,7 +942,8 @@ def store_frozen_default(W1, b1, W2, key, value, theta=kv.THETA):
      "(2.33 times the value: the new unit's activation on its key should be 1)"),
     (store_written_out, "the threshold written as 0.5 instead of read from kv.THETA",
      "In this case the check set kv.THETA to 0.3: read kv.THETA inside your function"),
-    (store_frozen_default, "the threshold written as 0.5 instead of read from kv.THETA",
+    (store_frozen_default, "the threshold read from `theta=0.5`, fixed outside your function, so it kept 0.5 "
+                           "when kv.THETA changed. A default value is computed once, when `def` runs",
      "yours writes nothing there, so its threshold is above 0.475"),
 ])
 def test_each_wrong_store_fact_gets_its_own_diagnosis(fn, diagnosis, symptom, capsys):
@@ -803,6 +952,53 @@ def test_each_wrong_store_fact_gets_its_own_diagnosis(fn, diagnosis, symptom, ca
     assert "Likely mistake: " + diagnosis in out, out
     assert symptom in out, out
     assert kv.THETA == 0.5
+
+
+def learner(source):
+    """The function a notebook cell defines, with the lesson's imports, in its own namespace."""
+    names = {"__name__": "__main__"}
+    exec("import numpy as np\nfrom helpers import kv_memory as kv\n" + source, names)
+    return names["store_fact"]
+
+
+BODY = ("def store_fact(W1, b1, W2, key, value):\n"
+        "    s = 1 / (1 - {t})\n"
+        "    return np.column_stack([W1, key * s]), np.append(b1, -{t} * s), np.vstack([W2, value])\n")
+
+
+@pytest.mark.parametrize("setup, name", [
+    ("from helpers.kv_memory import THETA\n", "THETA"),
+    ("THETA = 0.5\n", "THETA"),
+    ("theta = kv.THETA                                   # 0.5\n", "theta"),
+])
+def test_a_threshold_set_outside_the_function_is_named(setup, name, capsys):
+    """A global THETA or theta (imported, typed in, or the lesson's earlier cell) is a copy made once: the
+    check leaves it alone, so it fails the case that changes kv.THETA, and says why."""
+    fn = learner(setup + BODY.format(t=name))
+    ok, out = verdict(check_store_fact, fn, capsys)
+    assert not ok and "1 of 4 cases failed" in out, out
+    assert (f"Likely mistake: the threshold read from `{name}`, fixed outside your function, so it kept 0.5 when "
+            "kv.THETA changed") in out, out
+    assert "is a copy of the number, made once, when that line ran" in out
+    assert "Read kv.THETA inside your function" in out
+    assert f"your function reads `{name}`, fixed before it ran, which kept 0.5" in out
+    assert fn.__globals__[name] == 0.5 and kv.THETA == 0.5     # the check patched nothing of the learner's
+
+
+def test_a_global_threshold_with_another_slip_is_named_by_the_slip(capsys):
+    fn = learner("THETA = 0.5\ndef store_fact(W1, b1, W2, key, value):\n"
+                 "    return np.column_stack([W1, key]), np.append(b1, -THETA), np.vstack([W2, value])\n")
+    ok, out = verdict(check_store_fact, fn, capsys)
+    assert not ok and "the unit not rescaled" in out and "fixed outside your function" not in out, out
+
+
+def test_a_global_that_is_not_the_threshold_is_not_blamed(capsys):
+    fn = learner("HALF = 0.25\ndef store_fact(W1, b1, W2, key, value):\n"
+                 "    t = kv.THETA\n"
+                 "    return np.column_stack([W1, key / (1 - t)]), np.append(b1, -t / (1 - t)), "
+                 "np.vstack([W2, value + 0 * HALF])\n")
+    ok, out = verdict(check_store_fact, fn, capsys)
+    assert ok, out
 
 
 FORMULAS = ("/ (1 - THETA)", "/(1 - THETA)", "/ (1 - theta)", "1 - kv.THETA)")

@@ -61,6 +61,10 @@ _W_SLIPS = [
      "In the row-vector convention x @ W the collapsed matrix has shape (d_in, d_out); yours is its "
      "transpose, the matrix the W @ x convention would use.",
      lambda W1, W2: (W1 @ W2).T),
+    ("W1 transposed before the product",
+     "W1 already has the shape x @ W1 needs, (d_in, d_hidden): use it as it is. With W1.T the product runs "
+     "only when W1 is square, and there it composes the wrong map.",
+     lambda W1, W2: W1.T @ W2),
 ]
 _B_SLIPS = [
     ("b1 forgotten in the combined bias",
@@ -77,6 +81,10 @@ _B_SLIPS = [
     ("the bias in the column-vector convention, W2 b1 + b2",
      "b1 is a row here, like x: it meets W2 from the left, as x does.",
      lambda b1, W2, b2: W2 @ b1 + b2),
+    ("b2 multiplied in instead of added",
+     "The second layer adds b2 after W2 has acted: it shifts the output, so the combined bias adds it too. "
+     "Multiplying by it scales each output coordinate instead.",
+     lambda b1, W2, b2: (b1 @ W2) * b2),
 ]
 _COLUMN_BOTH = ("the column-vector convention throughout: W = W2 W1 and b = W2 b1 + b2",
                 "That is the collapse for W @ x. Here tokens are rows and meet W1 first, then W2: read both the "
@@ -93,6 +101,11 @@ def _collapse_mistakes() -> list[Mistake]:
     mistakes += [Mistake(name, fix, pair(right_W, b)) for name, fix, b in _B_SLIPS]
     order, column_b = _W_SLIPS[0][2], _B_SLIPS[3][2]
     mistakes.append(Mistake(*_COLUMN_BOTH, pair(order, column_b)))
+    mistakes.append(Mistake(
+        "b1's part of the bias added to W as well",
+        "W is only the part that multiplies x. What b1 contributes after W2 does not depend on x: it belongs in "
+        "the bias alone, and added to W it is multiplied by x once more.",
+        lambda W1, b1, W2, b2: (W1 @ W2 + b1 @ W2, b1 @ W2 + b2)))
     for w_name, w_fix, w in _W_SLIPS:
         for b_name, b_fix, b in _B_SLIPS:
             if (w, b) != (order, column_b):
@@ -133,7 +146,8 @@ def _is_rounded(got: Any, want: Any) -> bool:
         return False
     if len(pairs) != len(want) or any(g.shape != w.shape for g, w in pairs):
         return False
-    conversions = [lambda w: w, np.trunc, np.floor] + [lambda w, k=k: np.round(w, k) for k in range(5)]
+    conversions = ([lambda w: w, np.trunc, np.floor, lambda w: w.astype(np.float16)]
+                   + [lambda w, k=k: np.round(w, k) for k in range(5)])
     return all(any(close(g, convert(w), rtol=1e-12, atol=1e-12) for convert in conversions) for g, w in pairs)
 
 
@@ -146,7 +160,8 @@ def _rounding_mistake(fn, reference, as_tuple) -> Mistake:
         return outcome.value
     return Mistake("the numbers are rounded (or cast to int)",
                    "Return them as computed, as floats: rounding for display belongs in a print, not in the "
-                   "result (and int(...) or .astype(int) drops everything after the point).",
+                   "result (and int(...) or .astype(int) drops everything after the point; float16 keeps "
+                   "only about three significant digits).",
                    probing)
 
 
@@ -237,6 +252,22 @@ _RESIDUAL_MISTAKES = [
     Mistake("M transposed (the column-vector convention)",
             "In the row-vector convention x @ M, M = I + W1 @ W2; its transpose belongs to the M @ x convention.",
             lambda W1, W2: (np.eye(W1.shape[0]) + W1 @ W2).T),
+    Mistake("the identity sized by the smaller side of W1",
+            "I is d x d, the model width: the token x has d entries, the rows of W1. In a bottleneck block "
+            "(d_ff < d) the smaller size is d_ff, not d, so the identity must not be read off the smaller side.",
+            lambda W1, W2: np.eye(min(W1.shape)) + W1 @ W2),
+    Mistake("W1 and W2 cut down to the smaller size",
+            "I is d x d, the model width, not the smaller size: keep all of W1 and W2. In a bottleneck block "
+            "(d_ff < d) cutting them to d_ff x d_ff drops the token's last coordinates.",
+            lambda W1, W2: np.eye(min(W1.shape)) + W1[:min(W1.shape)] @ W2[:, :min(W1.shape)]),
+    Mistake("the identity counted twice (2I)",
+            "The skip path adds x once: x + FFN(x). Its matrix is the identity itself, ones on the diagonal, "
+            "not twice that.",
+            lambda W1, W2: 2 * np.eye(W1.shape[0]) + W1 @ W2),
+    Mistake("the FFN's matrix multiplied by the identity entry by entry",
+            "`*` multiplies entry by entry, so multiplying by the identity that way keeps only the diagonal of "
+            "the FFN's matrix. The two paths are added: M is the identity plus the FFN's whole matrix.",
+            lambda W1, W2: np.eye(W1.shape[0]) * (W1 @ W2) + np.eye(W1.shape[0])),
 ]
 
 
@@ -246,6 +277,9 @@ def _residual_cases():
         Case("d = 2, d_ff = 2 (square)", {"W1": _weights(rng, 2, 2), "W2": _weights(rng, 2, 2)}),
         Case("d = 3, d_ff = 4 (expand, then project)", {"W1": _weights(rng, 3, 4), "W2": _weights(rng, 4, 3)}),
         Case("a branch that writes nothing (W2 = 0)", {"W1": _weights(rng, 2, 3), "W2": np.zeros((3, 2))}),
+        # A bottleneck, d > d_ff: the identity's size is d, here the larger side of W1, not the smaller.
+        Case("d = 4, d_ff = 2 (a bottleneck: d_ff < d)",
+             {"W1": _weights(np.random.default_rng(52), 4, 2), "W2": _weights(np.random.default_rng(53), 2, 4)}),
     ]
 
 
@@ -283,8 +317,10 @@ def _label(abc: tuple[int, int, int]) -> str:
 def _detector_shapes(value: Any) -> tuple[list[np.ndarray] | None, str | None]:
     """The four weights as arrays shaped W1 (3, k), b1 (k,), W2 (k, 1), b2 (1,), or a message saying why not.
 
-    Each weight may also take any layout that NumPy's broadcasting uses the same way and that has the right
-    entries: W2 flat, (k,); b2 a plain number; and b1 a plain number when there is one hidden unit (k = 1).
+    Each weight may also take any layout that the forward pass relu(x @ W1 + b1) @ W2 + b2, on a batch of
+    inputs, broadcasts the same way and that has the right entries: b1 a row (1, k), or a plain number when
+    there is one hidden unit (k = 1); W2 flat, (k,); b2 a plain number or (1, 1). The weights must be numbers:
+    strings such as '1' are refused, though NumPy could convert them.
     """
     if value is None:
         return None, "your function returned None. Keep the last line, `return W1, b1, W2, b2`."
@@ -300,6 +336,10 @@ def _detector_shapes(value: Any) -> tuple[list[np.ndarray] | None, str | None]:
         if array is None:
             shown = fmt(part) if isinstance(part, (str, bytes)) else a_kind(part)
             return None, f"`{name}` is {shown}, not numbers"
+        kind = _element_kind(part)
+        if kind is not None:
+            return None, (f"`{name}` holds {kind}, not numbers (NumPy could convert them, but a weight is a "
+                          "number): write 1.0, not '1'")
         if not np.all(np.isfinite(array)):
             return None, f"`{name}` holds NaN or infinity"
         arrays.append(array)
@@ -313,14 +353,32 @@ def _detector_shapes(value: Any) -> tuple[list[np.ndarray] | None, str | None]:
     if b1.shape == () and k > 1:
         return None, (f"`b1` is a single number, but W1 has {plural(k, 'column')}, one per hidden unit: give "
                       f"each unit its own bias, an array of shape ({k},)")
-    if b1.shape not in ((k,), ()):
+    if b1.shape not in ((k,), (1, k), ()):
         return None, f"`b1` has shape {b1.shape}; expected ({k},), one bias for each of your {units}"
     if W2.shape not in ((k, 1), (k,)):
         return None, (f"`W2` has shape {W2.shape}; expected ({k}, 1): one weight for each of your {units} "
                       "(the rows) into the one output (the column)")
-    if b2.shape not in ((1,), ()):
+    if b2.shape not in ((1,), (), (1, 1)):
         return None, f"`b2` has shape {b2.shape}; expected (1,), the bias of the single output"
     return [W1, b1.reshape(k), W2.reshape(k, 1), b2.reshape(1)], None
+
+
+def _element_kind(part: Any) -> str | None:
+    """'strings' when part holds text that np.asarray(..., dtype=float) would still convert; else None."""
+    if isinstance(part, np.ndarray):
+        dtype_kind = part.dtype.kind
+    else:
+        try:
+            dtype_kind = np.asarray(part).dtype.kind
+        except (TypeError, ValueError):
+            return None
+    if dtype_kind in "US":
+        return "strings"
+    if dtype_kind == "O":
+        leaves = np.asarray(part, dtype=object).ravel()
+        if any(isinstance(leaf, (str, bytes)) for leaf in leaves):
+            return "strings"
+    return None
 
 
 def _value(got: float, want: float) -> str:

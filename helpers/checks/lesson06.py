@@ -4,8 +4,12 @@ Row-vector convention throughout (x @ W): column k of W1 is unit k's key, row k 
 """
 from __future__ import annotations
 
+import ast
 import contextlib
+import dis
+import inspect
 import io
+import textwrap
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -97,6 +101,112 @@ def _plain(value):
     return plain_arrays(value, _ProductWatch)
 
 
+# A second witness, for a function that strips the watch (W2 = np.asarray(W2), np.array(W2, dtype=float)):
+# its source. A matrix product one of whose operands is all of W2 (the parameter itself, W2.T, or a name
+# assigned from such an expression) sums over the units, unless it keeps one row per unit (np.diag(a) @ W2,
+# an einsum whose output keeps W2's unit index). W2[k], a row, is the point of the exercise and never counts.
+_PRODUCT_NAMES = {"dot", "matmul", "einsum", "tensordot", "inner", "vdot", "multi_dot"}
+_COPY_NAMES = {"asarray", "array", "asanyarray", "ascontiguousarray", "asfarray", "copy", "astype", "matrix",
+               "float64", "float32", "transpose", "conj", "real"}
+
+
+def _function_node(fn: Callable):
+    """The ast node of fn's definition (a def or a lambda), or None when its source cannot be read."""
+    try:
+        source = textwrap.dedent(inspect.getsource(fn))
+        tree = ast.parse(source)
+    except (OSError, TypeError, SyntaxError, IndentationError):
+        return None, ""
+    name = getattr(fn, "__name__", "")
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == name:
+            return node, source
+    lambdas = [node for node in ast.walk(tree) if isinstance(node, ast.Lambda)]
+    return (lambdas[0], source) if len(lambdas) == 1 else (None, "")
+
+
+def _called_name(call: ast.Call) -> str:
+    func = call.func
+    return func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+
+
+def _whole_products(fn: Callable) -> list[str]:
+    """The source of each product in fn that multiplies all of its W2 parameter and sums over the units."""
+    node, source = _function_node(fn)
+    if node is None:
+        return []
+    params = [a.arg for a in node.args.posonlyargs + node.args.args]
+    if len(params) < 4:
+        return []
+    whole = {params[3]}
+
+    def is_whole(expr) -> bool:
+        if isinstance(expr, ast.Name):
+            return expr.id in whole
+        if isinstance(expr, ast.Attribute) and expr.attr in ("T", "mT", "real"):
+            return is_whole(expr.value)
+        if isinstance(expr, ast.Call) and _called_name(expr) in _COPY_NAMES:
+            func = expr.func
+            method = isinstance(func, ast.Attribute) and not (isinstance(func.value, ast.Name)
+                                                              and func.value.id in ("np", "numpy"))
+            return any(is_whole(arg) for arg in ([func.value] if method else expr.args[:1]))
+        return False
+
+    # Names assigned from all of W2, in any order of the statements (a loop may assign after a use).
+    changed = True
+    while changed:
+        changed = False
+        for sub in ast.walk(node):
+            if isinstance(sub, ast.Assign) and is_whole(sub.value):
+                for target in sub.targets:
+                    if isinstance(target, ast.Name) and target.id not in whole:
+                        whole.add(target.id)
+                        changed = True
+
+    def keeps_rows(other) -> bool:
+        return isinstance(other, ast.Call) and _called_name(other) in ("diag", "diagflat")
+
+    def einsum_sums(call: ast.Call) -> bool:
+        spec = call.args[0] if call.args else None
+        if not (isinstance(spec, ast.Constant) and isinstance(spec.value, str)):
+            return False                       # not readable here: the watch judges it
+        text = spec.value.replace(" ", "")
+        inputs, _, output = text.partition("->")
+        subscripts = inputs.split(",")
+        if not _:                               # implicit mode: the indices that appear once, in order
+            letters = "".join(subscripts)
+            output = "".join(sorted(c for c in set(letters) if letters.count(c) == 1))
+        for sub_script, arg in zip(subscripts, call.args[1:]):
+            if is_whole(arg) and sub_script:
+                unit = sub_script[-1] if isinstance(arg, ast.Attribute) and arg.attr in ("T", "mT") \
+                    else sub_script[0]
+                if unit not in output:
+                    return True
+        return False
+
+    found = []
+    for sub in ast.walk(node):
+        hit = False
+        if isinstance(sub, ast.BinOp) and isinstance(sub.op, ast.MatMult):
+            pair = (sub.left, sub.right)
+            hit = any(is_whole(a) and not keeps_rows(b) for a, b in (pair, pair[::-1]))
+        elif isinstance(sub, ast.Call) and _called_name(sub) in _PRODUCT_NAMES:
+            name = _called_name(sub)
+            if name == "einsum":
+                hit = einsum_sums(sub)
+            else:
+                operands = list(sub.args)
+                if isinstance(sub.func, ast.Attribute) and name in ("dot", "matmul") and not (
+                        isinstance(sub.func.value, ast.Name) and sub.func.value.id in ("np", "numpy")):
+                    operands = [sub.func.value] + operands          # h.dot(W2), W2.T.dot(h)
+                if name == "multi_dot" and operands and isinstance(operands[0], (ast.List, ast.Tuple)):
+                    operands = list(operands[0].elts)
+                hit = any(is_whole(a) for a in operands) and not any(keeps_rows(a) for a in operands)
+        if hit:
+            found.append(ast.get_source_segment(source, sub) or "a product with W2")
+    return found
+
+
 @dataclass(eq=False)
 class _SummedWithAProduct:
     """What the learner's function returned, when it took the product of W2 as a whole: the check can then
@@ -107,14 +217,15 @@ class _SummedWithAProduct:
         return np.asarray(self.value, dtype=dtype)
 
 
-def _watching(fn: Callable) -> Callable:
-    """fn, called with W2 as a _ProductWatch; its result is wrapped when a product summed over the units."""
+def _watching(fn: Callable, in_source: bool = False) -> Callable:
+    """fn, called with W2 as a _ProductWatch; its result is wrapped when a product summed over the units
+    (or, with in_source, when fn's source shows one: see _whole_products)."""
     def ffn_as_sum(x, W1, b1, W2, b2):
         watched = W2.view(_ProductWatch) if isinstance(W2, np.ndarray) and W2.ndim == 2 else W2
         if isinstance(watched, _ProductWatch):
             watched.whole, watched.summed = W2.shape, []
         value = fn(x, W1, b1, watched, b2)
-        if isinstance(watched, _ProductWatch) and watched.summed:
+        if in_source or (isinstance(watched, _ProductWatch) and watched.summed):
             return _SummedWithAProduct(_plain(value))
         return _plain(value)
     return ffn_as_sum
@@ -175,7 +286,17 @@ _SUM_MISTAKES = [
     Mistake("the absolute value |z| used instead of relu(z)",
             "ReLU keeps a positive pre-activation and turns a negative one into 0; abs turns it positive.",
             lambda x, W1, b1, W2, b2: _sum_with(x, W1, b1, W2, b2, act=lambda z, b: abs(z + b))),
+    Mistake("a leaky ReLU (slope 0.01): units below zero still write a small negative multiple of their value",
+            "This FFN's activation is ReLU, max(0, z): a unit whose pre-activation is negative has a_k = 0 "
+            "exactly and writes nothing (a leaky ReLU keeps a small slope there).",
+            lambda x, W1, b1, W2, b2: _sum_with(x, W1, b1, W2, b2,
+                                                act=lambda z, b: z + b if z + b > 0 else 0.01 * (z + b))),
+    Mistake("b1 subtracted instead of added",
+            "The pre-activation is x . w_k + b1[k], with a plus: the bias is added (a negative b1[k] already "
+            "makes it a threshold).",
+            lambda x, W1, b1, W2, b2: _sum_with(x, W1, b1, W2, b2, act=lambda z, b: relu(z - b))),
 ]
+
 
 
 def _sum_cases():
@@ -232,15 +353,18 @@ def _rounded_to(value, expected) -> int | None:
     return None
 
 
-def _sum_problem(value, case, rule_broken=False):
+def _sum_problem(value, case, rule_broken=False, in_source=()):
     """What is wrong with the kind of value returned; with rule_broken (every case's value was right, by
-    a product with W2 as a whole), that rule, where the value itself is fine."""
+    a product with W2 as a whole), that rule, where the value itself is fine. in_source: the products with
+    all of W2 that the function's source shows (when the watch was stripped, the only witness)."""
     d, d_ff = len(case.args["x"]), len(case.args["b1"])
     if isinstance(value, _SummedWithAProduct):
         problem = _sum_problem(value.value, case)
         if problem is None and rule_broken:
-            return ("gives the right numbers by multiplying W2 as a whole matrix (h @ W2, np.dot or an "
-                    "einsum over k); the exercise asks for the sum of the terms a_k * W2[k]")
+            where = (f" (`{in_source[0]}`: a copy such as np.asarray(W2) is still all of W2)" if in_source
+                     else " (h @ W2, np.dot or an einsum over k)")
+            return (f"gives the right numbers by multiplying W2 as a whole matrix{where}; the exercise asks for "
+                    "the sum over units: multiply each unit's a_k by its row of W2, W2[k], and add the terms")
         return problem
     hints = {d_ff: "That is one number per hidden unit (the activations?); the output has d numbers, "
                    "the sum of the vectors a_k u_k plus b2."} if d_ff != d else {}
@@ -311,7 +435,8 @@ def check_ffn_as_sum(fn) -> bool:
     without multiplying W2 as a whole."""
     if not callable(fn):
         return not_a_function("ffn_as_sum", fn)
-    watched, cases = _watching(fn), _sum_cases()
+    in_source = _whole_products(fn)
+    watched, cases = _watching(fn, bool(in_source)), _sum_cases()
     survey = _survey(watched, cases)
     rule_broken = survey.only_by_a_product
     # The whole-product mistake gives the right numbers, so it would match any right numbers: offer it only
@@ -321,7 +446,7 @@ def check_ffn_as_sum(fn) -> bool:
         mistakes = [_in_place(survey.mutated)] + mistakes
     return check_function(
         "ffn_as_sum", watched, cases, _reference_sum,
-        lambda value, case: _sum_problem(value, case, rule_broken), mistakes,
+        lambda value, case: _sum_problem(value, case, rule_broken, in_source), mistakes,
         normalize=_sum_values, hidden=_sum_hidden(),
         fallback_hint="print your a_k for the first failing case beside relu(x @ W1 + b1) computed in one "
                       "line; then check which slice of W2 each unit writes and that b2 is added exactly once.")
@@ -344,8 +469,8 @@ def _sizes(x, W1, b1, W2):
 
 
 def _smallest_first(x, W1, b1, W2, k):
-    right_units = _reference_top(_f(x), _f(W1), _f(b1), _f(W2), k)
-    return right_units[::-1]
+    # Ranked here, not by _reference_top (nor below): run as a learner's function, that calls kv.contributions.
+    return _rank(_sizes(x, W1, b1, W2), k)[::-1]
 
 
 _TOP_MISTAKES = [
@@ -392,7 +517,15 @@ _TOP_MISTAKES = [
             "(ord=np.inf, or np.abs(...).max) ignores every other coordinate.",
             lambda x, W1, b1, W2, k: _rank(np.abs(_acts(x, W1, b1)[:, None] * _f(W2)).max(axis=1), k)),
     Mistake("counting units from 1", "Python counts from 0: the first hidden unit is unit 0.",
-            lambda x, W1, b1, W2, k: [j + 1 for j in _reference_top(_f(x), _f(W1), _f(b1), _f(W2), k)]),
+            lambda x, W1, b1, W2, k: [j + 1 for j in _rank(_sizes(x, W1, b1, W2), k)]),
+    Mistake("the largest unit skipped: the slice starts at 1",
+            "np.argsort(-sizes)[0] is the largest contribution itself: take the first k positions, [:k]; "
+            "[1:k + 1] drops the top unit and adds the (k + 1)-th.",
+            lambda x, W1, b1, W2, k: _rank(_sizes(x, W1, b1, W2), k + 1)[1:]),
+    Mistake("ranked by |x . w_j + b1_j| * ||u_j||: the pre-activation's size, before the ReLU, not a_j",
+            "A unit with a large negative pre-activation is silenced by the ReLU and writes nothing, however "
+            "long its value: scale ||u_j|| by the activation a_j = relu(x . w_j + b1_j), not by |z_j|.",
+            lambda x, W1, b1, W2, k: _rank(np.abs(_f(x) @ _f(W1) + _f(b1)) * np.linalg.norm(_f(W2), axis=1), k)),
     Mistake("b1 left out of the activations",
             "a_j = relu(x @ W1[:, j] + b1[j]): each unit's bias moves its threshold, and so which units fire "
             "and how hard.",
@@ -518,22 +651,49 @@ OTHER_THETA = 0.3
 
 
 @contextlib.contextmanager
-def _threshold(theta: float, fn: Any):
-    """kv_memory.THETA set to theta while the block runs, and the learner's own global THETA too when it
-    holds the lesson's value (`from helpers.kv_memory import THETA`, or THETA = kv.THETA)."""
+def _threshold(theta: float):
+    """kv_memory.THETA set to theta while the block runs. The learner's own names are left alone: a THETA or
+    theta set outside the function (`from helpers.kv_memory import THETA`, `THETA = 0.5`, the lesson's
+    `theta = kv.THETA`) keeps the value it had when that line ran, which is the slip this case shows."""
     saved = kv_memory.THETA
-    names = getattr(fn, "__globals__", None)
-    own = (isinstance(names, dict) and not str(names.get("__name__", "")).startswith("helpers")
-           and isinstance(names.get("THETA"), float) and names.get("THETA") == saved)
     kv_memory.THETA = theta
-    if own:
-        names["THETA"] = theta
     try:
         yield
     finally:
         kv_memory.THETA = saved
-        if own:
-            names["THETA"] = saved
+
+
+def _code_objects(code):
+    yield code
+    for const in code.co_consts:
+        if hasattr(const, "co_code"):
+            yield from _code_objects(const)
+
+
+def _frozen_thresholds(fn: Any) -> list[str]:
+    """The names through which fn reads the lesson's threshold as a value fixed before it runs: globals it
+    reads (also inside its lambdas and comprehensions) that hold the number THETA, and parameters whose
+    default is that number (theta=kv.THETA is evaluated once, when `def` runs)."""
+    code, names = getattr(fn, "__code__", None), getattr(fn, "__globals__", None)
+    if code is None or not isinstance(names, dict):
+        return []
+    found = []
+
+    def is_theta(value):
+        return (isinstance(value, (int, float, np.floating)) and not isinstance(value, (bool, np.bool_))
+                and float(value) == THETA)
+    for inner in _code_objects(code):
+        for instruction in dis.get_instructions(inner):
+            if instruction.opname in ("LOAD_GLOBAL", "LOAD_NAME"):
+                name = instruction.argval
+                if name in names and is_theta(names[name]) and f"`{name}`" not in found:
+                    found.append(f"`{name}`")
+    defaults = getattr(fn, "__defaults__", None) or ()
+    params = code.co_varnames[:code.co_argcount]
+    for name, value in zip(params[len(params) - len(defaults):], defaults):
+        if is_theta(value):
+            found.append(f"`{name}={fmt(value)}`")
+    return found
 
 
 def _append(W1, b1, W2, column, bias, row):
@@ -682,7 +842,7 @@ class _Recalled:
 
 
 def _run_store(fn, store: _StoreCase) -> tuple[Outcome, _Recalled]:
-    with _threshold(store.theta, fn):
+    with _threshold(store.theta):
         outcome = run(fn, store.case.args, watch="store_fact")
     d, n = store.case.args["W1"].shape
     if outcome.raised or outcome.not_implemented or _weights_problem(outcome.value, d, n) is not None:
@@ -710,6 +870,7 @@ def check_store_fact(fn, reveal: bool = False) -> bool:
     report.tally.total = len(stores)
     results: list[tuple[Outcome, _Recalled]] = []
     failures = []
+    frozen = _frozen_thresholds(fn)
     for index, store in enumerate(stores):
         outcome, recalled = _run_store(fn, store)
         if outcome.not_implemented:
@@ -724,13 +885,12 @@ def check_store_fact(fn, reveal: bool = False) -> bool:
             message = (f"your function changed its input {names} in place; build new arrays (np.column_stack, "
                        "np.append, np.vstack) and leave the old memory as it was")
         elif outcome.references:
-            message = (f"your function calls the course's own `{outcome.references[0]}`: the exercise is to "
-                       "build the unit yourself")
+            message = _reference_message(outcome.references)
             report.tally.mistake = report.tally.mistake or f"calls the course's own {outcome.references[0]}"
         else:
             message = (_recall_problem(outcome.value, store.case.args, store.queries, recalled.queries,
                                        store.answers)
-                       or _probe_problem(store, recalled.probes)
+                       or _probe_problem(store, recalled.probes, frozen)
                        or _own_key_problem(outcome.value, store.case.args))
         results.append((outcome, recalled))
         if message is None:
@@ -742,6 +902,8 @@ def check_store_fact(fn, reveal: bool = False) -> bool:
         # A failure that is only an input changed in place has its own message: no computation to diagnose.
         computed = [i for i in failures if not results[i][0].mutated and not results[i][0].references]
         found = _diagnose_store(results, stores, computed[0]) if computed else None
+        if frozen and computed and all(stores[i].theta != THETA for i in computed):
+            found = "Likely mistake", _frozen_mistake(frozen)
         if found:
             label, mistake = found
             report.line(f"{label}: {mistake.name}. {mistake.fix}")
@@ -750,6 +912,29 @@ def check_store_fact(fn, reveal: bool = False) -> bool:
                         "to cosine kv.THETA (read inside your function), a = 1 on its own key.")
         _reveal_store(report, reveal)
     return report.finish(len(stores), len(failures), hidden=hidden, hidden_skipped=not run_hidden)
+
+
+def _reference_message(references: list[str]) -> str:
+    """What to say when store_fact calls the course's build_memory or store_fact."""
+    name = references[0]
+    if "build_memory" in name:
+        return (f"your function calls the course's own `{name}`, which builds the units for you: the exercise "
+                "is to work out the new unit yourself, its column of W1, its bias and its row of W2")
+    return f"your function calls the course's own `{name}`: the exercise is to build the unit yourself"
+
+
+def _frozen_mistake(names: list[str]) -> Mistake:
+    """The mistake of a threshold read from a name fixed before the function runs (a global, a default)."""
+    listed = " and ".join(names)
+    default = any("=" in name for name in names)
+    return Mistake(
+        f"the threshold read from {listed}, fixed outside your function, so it kept 0.5 when kv.THETA changed",
+        ("A default value is computed once, when `def` runs" if default else
+         "A name set outside your function (`from helpers.kv_memory import THETA`, `THETA = 0.5`, or the "
+         "lesson's `theta = kv.THETA` cell) is a copy of the number, made once, when that line ran")
+        + f", so it keeps 0.5 when the check sets kv.THETA to {OTHER_THETA}. Read kv.THETA inside your "
+        "function, where it is used: theta = kv.THETA as the function's first line.",
+        lambda W1, b1, W2, key, value: _append(W1, b1, W2, _f(key) / 0.5, -1.0, _f(value)))
 
 
 def _own_key_problem(weights, args) -> str | None:
@@ -813,7 +998,7 @@ def _recall_problem(weights, args, queries, recalled, answers):
     return None
 
 
-def _probe_problem(store: _StoreCase, probes_out: np.ndarray) -> str | None:
+def _probe_problem(store: _StoreCase, probes_out: np.ndarray, frozen: list[str] = ()) -> str | None:
     """Whether the new unit writes, for the two probes, what a unit with threshold store.theta writes."""
     value, theta = store.case.args["value"], store.theta
     for cosine, got in zip(store.cosines, probes_out):
@@ -834,7 +1019,11 @@ def _probe_problem(store: _StoreCase, probes_out: np.ndarray) -> str | None:
                      f"{(cosine - written) / (1 - written):.3g} would")
         else:
             found = f"; yours writes {written:.3g} times it"
-        if theta != THETA:
+        if theta != THETA and frozen:
+            found += (f". In this case the check set kv.THETA to {theta:g}, but your function reads "
+                      f"{' and '.join(frozen)}, fixed before it ran, which kept {THETA:g}: read kv.THETA inside "
+                      "your function")
+        elif theta != THETA:
             found += (f". In this case the check set kv.THETA to {theta:g}: read kv.THETA inside your function "
                       "instead of writing its value")
         return where + found

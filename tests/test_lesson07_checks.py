@@ -63,7 +63,7 @@ def route_reversed_ascending(logits, k):
 def test_route_accepts_correct_styles(fn, capsys):
     result, out = grade(check_route, fn, capsys)
     assert result, out
-    assert "all 8 public cases pass" in out and "\u2718" not in out
+    assert "all 10 public cases pass" in out and "\u2718" not in out
 
 
 def route_all_softmax(logits, k):
@@ -202,8 +202,91 @@ def test_route_naive_softmax_fails_only_on_large_logits(capsys):
             return experts, e / e.sum(axis=1, keepdims=True)
     result, out = grade(check_route, naive, capsys)
     assert not result
-    assert out.count("  \u2718") == 1 and "\u2718 large logits" in out
-    assert "Subtract each row's largest logit" in out
+    failed = [line for line in out.splitlines() if line.startswith("  \u2718")]
+    assert len(failed) == 3 and "\u2718 large logits" in failed[0], out
+    assert "Subtract each row's largest chosen logit" in out
+
+
+def _shifted(shift):
+    """A softmax of the chosen logits shifted by something other than each row's largest chosen logit."""
+    def route(logits, k):
+        experts = np.argsort(-logits, axis=1)[:, :k]
+        chosen = np.take_along_axis(logits, experts, 1)
+        with np.errstate(over="ignore", invalid="ignore", under="ignore"):
+            e = np.exp(chosen - shift(logits, chosen))
+            return experts, e / e.sum(axis=1, keepdims=True)
+    return route
+
+
+@pytest.mark.parametrize("shift", [lambda l, c: c.min(axis=1, keepdims=True),
+                                   lambda l, c: c.mean(axis=1, keepdims=True),
+                                   lambda l, c: l.max(),
+                                   lambda l, c: l.max(axis=1, keepdims=True).max()],
+                         ids=["row_min", "row_mean", "global_max", "global_max_of_rows"])
+def test_route_an_unsafe_shift_fails_and_says_which_shift_is_safe(shift, capsys):
+    """Every earlier case has its largest logits in each row close together, so any shift passes them; the
+    spread-out rows overflow a row's minimum or mean and underflow the whole array's maximum."""
+    result, out = grade(check_route, _shifted(shift), capsys)
+    assert not result
+    assert "Subtract each row's largest chosen logit before exp; a row's minimum or mean, or the largest logit " \
+           "of the whole array, can still overflow or underflow" in out, out
+
+
+def test_route_a_safe_shift_passes(capsys):
+    """Any per-row shift at least the row's largest chosen logit and close to it is right: the row's largest
+    logit over all experts, or the chosen maximum."""
+    for shift in (lambda l, c: l.max(axis=1, keepdims=True), lambda l, c: c.max(axis=1, keepdims=True)):
+        result, out = grade(check_route, _shifted(shift), capsys)
+        assert result, out
+
+
+def route_scipy_no_axis(logits, k):
+    from scipy.special import softmax as scipy_softmax
+    experts = np.argsort(-logits, axis=1)[:, :k]
+    return experts, scipy_softmax(np.take_along_axis(logits, experts, 1))
+
+
+def route_scipy_axis(logits, k):
+    from scipy.special import softmax as scipy_softmax
+    experts = np.argsort(-logits, axis=1)[:, :k]
+    return experts, scipy_softmax(np.take_along_axis(logits, experts, 1), axis=-1)
+
+
+def route_sigmoid(logits, k):
+    experts = np.argsort(-logits, axis=1)[:, :k]
+    with np.errstate(over="ignore", invalid="ignore"):
+        s = 1 / (1 + np.exp(-np.take_along_axis(logits, experts, 1)))
+        return experts, s / s.sum(axis=1, keepdims=True)
+
+
+def route_temperature(logits, k):
+    experts = np.argsort(-logits, axis=1)[:, :k]
+    chosen = np.take_along_axis(logits, experts, 1) / math.sqrt(k)
+    return experts, [stable_softmax(row) for row in chosen.tolist()]
+
+
+def route_eps_sum(logits, k):
+    experts = np.argsort(-logits, axis=1)[:, :k]
+    p = np.exp(logits - logits.max(axis=1, keepdims=True))
+    p = np.take_along_axis(p / p.sum(axis=1, keepdims=True), experts, 1)
+    return experts, p / (p.sum(axis=1, keepdims=True) + 1e-3)
+
+
+def test_route_scipy_softmax_with_axis_passes(capsys):
+    result, out = grade(check_route, route_scipy_axis, capsys)
+    assert result, out
+
+
+@pytest.mark.parametrize("fn, diagnosis", [
+    (route_scipy_no_axis, "one softmax over the whole array (scipy.special.softmax without axis=-1)"),
+    (route_sigmoid, "a sigmoid gate on each chosen logit instead of a softmax"),
+    (route_temperature, "the chosen logits divided by sqrt(k)"),
+    (route_eps_sum, "an eps added to the sum when renormalising"),
+], ids=["scipy_no_axis", "sigmoid", "temperature", "eps_sum"])
+def test_route_names_softmax_variants(fn, diagnosis, capsys):
+    result, out = grade(check_route, fn, capsys)
+    assert not result
+    assert f"Likely mistake: {diagnosis}" in out, out
 
 
 def test_route_kth_threshold_keeps_every_tied_expert(capsys):
@@ -321,9 +404,9 @@ def test_route_hidden_case_runs_when_graded(monkeypatch, capsys):
     monkeypatch.setenv("FFN_GRADING", "1")
     for fn in (route_loops, route_numpy, route_partition_renormalised, route_reversed_ascending):
         result, out = grade(check_route, fn, capsys)
-        assert result and "all 9 cases pass, 1 of them hidden" in out, out
+        assert result and "all 11 cases pass, 1 of them hidden" in out, out
     result, out = grade(check_route, route_experts_sorted, capsys)
-    assert not result and result.total == 9 and result.hidden == 1
+    assert not result and result.total == 11 and result.hidden == 1
 
 
 def test_route_counting_from_one(capsys):

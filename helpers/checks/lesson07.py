@@ -135,6 +135,33 @@ def _route_mask_by_value(logits, k):
     return experts, softmax(np.take_along_axis(logits, experts, axis=-1))
 
 
+def _route_whole_array(logits, k):
+    """scipy.special.softmax without axis: one softmax over every token's chosen logits together."""
+    experts, chosen = _top(logits, k, -logits)
+    e = np.exp(chosen - chosen.max())
+    return experts, e / e.sum()
+
+
+def _route_sigmoid(logits, k):
+    """A sigmoid gate on each chosen logit, renormalised over the k."""
+    experts, chosen = _top(logits, k, -logits)
+    s = 1 / (1 + np.exp(-chosen))
+    return experts, s / s.sum(axis=-1, keepdims=True)
+
+
+def _route_temperature(logits, k):
+    """The chosen logits divided by sqrt(k) before the softmax, as if they were attention scores."""
+    experts, chosen = _top(logits, k, -logits)
+    return experts, softmax(chosen / np.sqrt(k))
+
+
+def _route_eps_in_sum(logits, k):
+    """The chosen probabilities renormalised with an eps added to their sum."""
+    experts, _ = _top(logits, k, -logits)
+    p = np.take_along_axis(softmax(logits), experts, axis=-1)
+    return experts, p / (p.sum(axis=-1, keepdims=True) + 1e-3)
+
+
 _ROUTE_MISTAKES = [Mistake(name, fix, _quiet(fn)) for name, fix, fn in [
     ("softmax over all experts, not renormalised over the chosen k",
      "Take the softmax of the k chosen logits only (the same as dividing the chosen probabilities by their "
@@ -170,6 +197,19 @@ _ROUTE_MISTAKES = [Mistake(name, fix, _quiet(fn)) for name, fix, fn in [
     ("weights taken from the first k columns (experts 0 to k - 1), not from the chosen experts",
      "Pick each token's chosen logits with np.take_along_axis(logits, experts, axis=-1); p[:, :k] are the "
      "probabilities of experts 0 to k - 1, whichever were chosen.", _route_first_columns),
+    ("one softmax over the whole array (scipy.special.softmax without axis=-1): all tokens' weights together "
+     "sum to 1, not each token's",
+     "Normalise each token's k weights on their own: scipy.special.softmax(chosen, axis=-1), or "
+     "exp(c - c.max(axis=-1, keepdims=True)) divided by its sum along axis=-1.", _route_whole_array),
+    ("a sigmoid gate on each chosen logit instead of a softmax",
+     "Mixtral's weights are the softmax of the k chosen logits: exp(l - max) / sum(exp(l - max)). "
+     "Renormalised sigmoids also sum to 1 but are other numbers.", _route_sigmoid),
+    ("the chosen logits divided by sqrt(k) (a temperature) before the softmax",
+     "The router's weights are the plain softmax of the chosen logits; the 1/sqrt(d) scaling belongs to "
+     "attention scores, not here.", _route_temperature),
+    ("an eps added to the sum when renormalising: each token's weights no longer sum to 1",
+     "Divide by the sum itself; it is never 0 (each chosen probability is positive, and the shifted largest "
+     "logit gives exp(0) = 1).", _route_eps_in_sum),
     ("an expert tied with the one just chosen is skipped (masked by value, not by index)",
      "Two experts with equal logits are both eligible. Hide the chosen expert by its index "
      "(masked[row, e] = -inf for that one e), not every entry equal to its logit.", _route_mask_by_value),
@@ -194,7 +234,14 @@ def _route_cases():
              {"logits": np.array([[1.0, 3.0, 3.0, 0.0], [-2.0, 0.0, 0.5, 0.5]]), "k": 2}),
         Case("large logits (a naive exp overflows)",
              {"logits": np.array([[1000.0, 999.0, 0.0, -1000.0], [-1000.0, 1000.0, 998.0, 0.0]]), "k": 2}),
+        # Only each row's largest chosen logit is a safe shift: a row's minimum or mean overflows exp on the
+        # first row (k = 4), the largest logit of the whole array underflows the second row to 0 / 0.
+        Case("logits far apart, every expert (k = n_experts)", {"logits": _SPREAD, "k": 4}),
+        Case("a token whose logits are all very negative", {"logits": _SPREAD, "k": 2}),
     ]
+
+
+_SPREAD = np.array([[1000.0, 999.0, 0.0, -1000.0], [-1000.0, -1001.0, -1500.0, -2000.0]])
 
 
 def _route_hidden():
@@ -288,9 +335,12 @@ def _route_problem(value, case):
     if n > 1 and not right and _sorted_down_tokens(logits, chosen):
         return ("returned token positions as experts: the sort ran down the tokens (axis 0), ranking the "
                 "tokens within each expert's column. Sort each token's row instead, along axis=-1")
-    if not np.all(np.isfinite(weights)):
-        return ("returned NaN or infinity in `weights`: exp of a large logit overflows. Subtract each row's "
-                "largest logit before exp; a softmax does not change when every logit shifts by the same amount")
+    if not np.all(np.isfinite(weights)) or np.any(weights.sum(axis=-1) == 0):
+        what = "NaN or infinity" if not np.all(np.isfinite(weights)) else "a row of zeros"
+        return (f"returned {what} in `weights`: exp overflowed (or underflowed to 0, and 0 / 0 is NaN). "
+                "Subtract each row's largest chosen logit before exp; a row's minimum or mean, or the largest "
+                "logit of the whole array, can still overflow or underflow. A softmax does not change when a "
+                "row's logits all shift by the same amount")
     return None
 
 

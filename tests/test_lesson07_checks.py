@@ -665,6 +665,41 @@ def moe_row_zero(x, W_router, experts, k):
     return y
 
 
+def moe_temperature(x, W_router, experts, k):
+    logits = x @ W_router
+    chosen = np.argsort(-logits, axis=1)[:, :k]
+    picked = np.take_along_axis(logits, chosen, 1) / math.sqrt(x.shape[1])
+    w = np.exp(picked - picked.max(1, keepdims=True))
+    w /= w.sum(1, keepdims=True)
+    y = np.zeros_like(x)
+    for t in range(len(x)):
+        for j in range(k):
+            y[t] += w[t, j] * experts[chosen[t, j]](x[t:t + 1])[0]
+    return y
+
+
+def moe_int_output(x, W_router, experts, k):
+    y = np.zeros_like(x, dtype=int)
+    for t, row in enumerate(moe_per_token(x, W_router, experts, k)):
+        y[t] = y[t] + row
+    return y
+
+
+def moe_float32(x, W_router, experts, k):
+    return moe_per_token(x.astype(np.float32), W_router.astype(np.float32), experts, k)
+
+
+@pytest.mark.parametrize("fn, message", [
+    (moe_int_output, "returned an array of int64: every weighted output was truncated to a whole number"),
+    (moe_float32, "returned float32 where x is float64"),
+], ids=["int", "float32"])
+def test_moe_a_narrower_dtype_is_named(fn, message, capsys):
+    """An int y truncates every output (mostly to 0); float32 prints the same 4 digits as the reference:
+    either way the dtype is the news."""
+    result, out = grade(check_moe_forward, fn, capsys)
+    assert not result and message in out, out
+
+
 WRONG_MOES = [
     (moe_slot_as_expert, "the slot number used as the expert"),
     (moe_row_zero, "each expert called on all of x, and row 0 kept"),
@@ -685,6 +720,8 @@ WRONG_MOES = [
     (_with_weights(lambda w: np.full(len(w), w[0])), "the first choice's weight used for every chosen"),
     (moe_transposed_router, "the router read transposed"),
     (moe_plus_x, "x added to the output"),
+    (_with_weights(lambda w: w / len(w)), "the weights divided by k on top of the softmax"),
+    (moe_temperature, "the chosen logits divided by sqrt(d)"),
 ]
 
 

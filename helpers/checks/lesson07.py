@@ -552,6 +552,18 @@ def _moe_router_transposed(x, W_router, experts, k):
     return _mix(x, experts, chosen, weights)
 
 
+def _moe_weights_over_k(x, W_router, experts, k):
+    chosen, weights = route(x @ W_router, k)
+    return _mix(x, experts, chosen, weights / k)
+
+
+def _moe_temperature(x, W_router, experts, k):
+    """The chosen logits divided by sqrt(d) before their softmax, as if they were attention scores."""
+    logits = x @ W_router
+    chosen, _ = route(logits, k)
+    return _mix(x, experts, chosen, softmax(np.take_along_axis(logits, chosen, axis=-1) / np.sqrt(x.shape[1])))
+
+
 def _moe_plus_x(x, W_router, experts, k):
     return x + _reference_moe(x, W_router, experts, k)
 
@@ -593,6 +605,12 @@ _MOE_MISTAKES = [
     Mistake("the weight applied to the expert's input instead of its output",
             "An expert is nonlinear, so expert(w * x) is not w * expert(x): weight the output.",
             _moe_weight_on_input),
+    Mistake("the weights divided by k on top of the softmax",
+            "The softmax of the k chosen logits already sums to 1 per token: weight each output by weights[t, j] "
+            "as route returns it.", _moe_weights_over_k),
+    Mistake("the chosen logits divided by sqrt(d) (a temperature) before the softmax",
+            "The weights are the plain softmax of the chosen logits, route(x @ W_router, k); the 1/sqrt(d) "
+            "scaling belongs to attention scores.", _moe_temperature),
     Mistake("k ignored: only the best expert", "Use all k chosen experts of each token.", _moe_k1),
     Mistake("k ignored: always 2 experts", "Use the argument k rather than 2.", _moe_k2),
     Mistake("the first choice's weight used for every chosen expert",
@@ -642,7 +660,15 @@ def _moe_problem(value, case):
              (n, n_experts): "That is the shape of the router's logits; the layer returns one d-vector per token.",
              (n, k): "That is the shape of the routing weights; the layer returns one d-vector per token.",
              (d,): "You returned one vector; return one row per token."}
-    return array_problem(value, (n, d), shape_hints=hints)
+    problem = array_problem(value, (n, d), shape_hints=hints)
+    if problem is None and value.dtype.kind in "iub":
+        return (f"returned an array of {value.dtype}: every weighted output was truncated to a whole number when "
+                "it was stored. Start from np.zeros_like(x) (x's float dtype), not np.zeros_like(x, dtype=int) "
+                "or an int array")
+    if problem is None and value.dtype.itemsize < 8 and value.dtype.kind == "f":
+        return (f"returned {value.dtype} where x is float64: a cast such as x.astype(np.float32) keeps only "
+                "about 7 significant digits. Keep x's dtype: np.zeros_like(x) and no astype")
+    return problem
 
 
 def _moe_hidden():

@@ -910,6 +910,18 @@ WRONG_BLOCKS = [
     (lambda x, f: x + f(_norm(x, center=False)), "layer norm without subtracting the mean"),
     (lambda x, f: x * f(_norm(x)), "the FFN's output multiplied onto x instead of added"),
     (lambda x, f: _norm(x) + f(x), "the norm and the FFN on swapped paths"),
+    (lambda x, f: x + f((x - x.mean()) / np.sqrt(x.var() + 1e-5)), "layer norm over the whole array"),
+    (lambda x, f: x + f(_norm(x, axis=1)), "layer norm over axis 1 instead of the last axis"),
+    (lambda x, f: x + f(layer_norm(x, eps=1e-2)), "layer norm with eps = 1e-2 added to the variance"),
+    (lambda x, f: x + f((x - x.mean(-1, keepdims=True)) / np.sqrt(x.var(-1, keepdims=True) + 1e-3)),
+     "layer norm with eps = 1e-3 added to the variance"),
+    (lambda x, f: x + f((x - x.mean(-1, keepdims=True)) / (x.std(-1, keepdims=True) + 1e-2)),
+     "layer norm with eps = 1e-2 added to the standard deviation"),
+    (lambda x, f: x + f(x - x.mean(axis=-1, keepdims=True)), "layer norm that only subtracts the mean"),
+    (lambda x, f: x + f(f(layer_norm(x))), "the FFN applied twice"),
+    (lambda x, f: x - f(layer_norm(x)), "the FFN's output subtracted from x"),
+    (lambda x, f: np.add(x, x) + f(layer_norm(x)), "x added twice"),
+    (lambda x, f: x + f(layer_norm(x)) / 2, "the FFN's output scaled by 1/2"),
 ]
 
 
@@ -952,7 +964,8 @@ def test_block_tolerance_accepts_eps_from_0_to_1e5_and_nothing_near_a_mistake():
             continue
         worst = max(float(np.max(np.abs(mistake.fn(c.args["x"], c.args["ffn"])
                                         - L._reference_block(c.args["x"], c.args["ffn"])))) for c in cases)
-        assert worst > 100 * 1e-3, (mistake.name, worst)
+        # a too-large eps (1e-3) is the nearest mistake: still over 10 times the tolerance
+        assert worst > (10 if "eps =" in mistake.name else 100) * 1e-3, (mistake.name, worst)
 
 
 def test_block_identity_case_catches_the_wiring_but_not_where_ln_sits():

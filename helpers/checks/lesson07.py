@@ -721,6 +721,38 @@ def _norm_no_eps(x):
         return (x - x.mean(axis=-1, keepdims=True)) / np.sqrt(x.var(axis=-1, keepdims=True))
 
 
+def _norm_whole(x):
+    """One mean and variance for the whole array: every token normalised with the same numbers."""
+    return (x - x.mean()) / np.sqrt(x.var() + LN_EPS)
+
+
+def _norm_axis1(x):
+    """Axis 1 is the features of a (T, d) array, but the tokens of a (B, T, d) batch."""
+    return (x - x.mean(axis=1, keepdims=True)) / np.sqrt(x.var(axis=1, keepdims=True) + LN_EPS)
+
+
+def _norm_eps(eps, on_std=False):
+    def norm(x):
+        centred = x - x.mean(axis=-1, keepdims=True)
+        if on_std:
+            return centred / (x.std(axis=-1, keepdims=True) + eps)
+        return centred / np.sqrt(x.var(axis=-1, keepdims=True) + eps)
+    return norm
+
+
+def _centred(x):
+    return x - x.mean(axis=-1, keepdims=True)
+
+
+def _eps_mistake(eps, on_std):
+    where = "added to the standard deviation" if on_std else "added to the variance"
+    shown = f"{eps:.0e}".replace("e-0", "e-")
+    return Mistake(f"layer norm with eps = {shown} {where}, not {_EPS}",
+                   f"eps only guards against dividing by 0; {shown} is large enough to shrink tokens with a small "
+                   f"spread. Use the imported layer_norm (eps = {_EPS} on the variance).",
+                   lambda x, f: x + f(_norm_eps(eps, on_std)(x)))
+
+
 _BLOCK_MISTAKES = [
     Mistake("your layer norm has no eps, so a constant token (variance 0) divides 0 by 0",
             f"Use the imported layer_norm, which adds eps = {_EPS} to the variance: (x - mean) / "
@@ -744,6 +776,27 @@ _BLOCK_MISTAKES = [
     Mistake("layer norm over axis 0 (across tokens) instead of each token's own features",
             "Normalise each token on its own: mean and variance over the last axis, axis=-1.",
             lambda x, f: x + f(_norm_axis0(x))),
+    Mistake("layer norm over the whole array (x.mean() and x.var() with no axis) instead of each token's "
+            "own features",
+            "Every token is normalised on its own: mean and variance over its features, axis=-1 with "
+            "keepdims=True, or the imported layer_norm.", lambda x, f: x + f(_norm_whole(x))),
+    Mistake("layer norm over axis 1 instead of the last axis",
+            "On a (T, d) array axis 1 is the features, but on a (B, T, d) batch it is the tokens: normalise over "
+            "axis=-1, which is the features whatever the shape.", lambda x, f: x + f(_norm_axis1(x))),
+    *[_eps_mistake(eps, on_std) for eps in (1e-2, 1e-3) for on_std in (False, True)],
+    Mistake("layer norm that only subtracts the mean, without dividing by the standard deviation",
+            "LN also rescales each token to unit variance: (x - mean) / sqrt(var + eps), the imported "
+            "layer_norm.", lambda x, f: x + f(_centred(x))),
+    Mistake("the FFN applied twice (ffn(ffn(LN(x))))", "The block calls the sublayer once: x + ffn(layer_norm(x)).",
+            lambda x, f: x + f(f(layer_norm(x)))),
+    Mistake("the FFN's output subtracted from x (x - FFN(LN(x)))",
+            "The residual connection adds the sublayer's output: x + ffn(layer_norm(x)).",
+            lambda x, f: x - f(layer_norm(x))),
+    Mistake("x added twice (2 x + FFN(LN(x)))",
+            "The residual adds x once: x + ffn(layer_norm(x)).", lambda x, f: 2 * x + f(layer_norm(x))),
+    Mistake("the FFN's output scaled by 1/2",
+            "The residual adds the sublayer's output as it is: x + ffn(layer_norm(x)).",
+            lambda x, f: x + 0.5 * f(layer_norm(x))),
     Mistake("layer norm with the sample variance (ddof=1)",
             "LayerNorm divides by the population variance, x.var(axis=-1), which is ddof=0.",
             lambda x, f: x + f(_norm_ddof1(x))),

@@ -97,6 +97,15 @@ _RELU_MISTAKES = [
     Mistake("the mask inverted (z < 0)",
             "Gradient flows through units that fired, z > 0; units with z <= 0 pass none.",
             lambda z, dh: dh * (z < 0)),
+    Mistake("dh multiplied by sign(z): units that were off pass -dh instead of 0",
+            "ReLU's slope is 1 for z > 0 and 0 for z <= 0, never -1: dz = dh * (z > 0).",
+            lambda z, dh: dh * np.sign(z)),
+    Mistake("the mask z != 0: units with negative z pass gradient too",
+            "Only units that fired pass gradient: the mask is z > 0, which is 0 for negative z as well as at 0.",
+            lambda z, dh: dh * (z != 0)),
+    Mistake("a leaky ReLU's slope (0.01 for z <= 0)",
+            "This is the plain ReLU, max(z, 0): its slope for z <= 0 is 0, not 0.01.",
+            lambda z, dh: np.where(z > 0, dh, 0.01 * dh)),
 ]
 
 
@@ -114,7 +123,10 @@ def _relu_cases():
     return ([Case("lesson 01's trace: z = [0, 2], dh = [0.5, -1]",
                   {"z": np.array([0.0, 2.0]), "dh": np.array([0.5, -1.0])}),
              Case("3 tokens x 4 units, three pre-activations exactly 0", {"z": z2, "dh": dh2}),
-             Case("every unit off (z <= 0)", {"z": np.array([[-1.0, 0.0, -0.5]]), "dh": np.array([[2.0, -1.0, 3.0]])})],
+             Case("every unit off (z <= 0)", {"z": np.array([[-1.0, 0.0, -0.5]]), "dh": np.array([[2.0, -1.0, 3.0]])}),
+             Case("pre-activations a hair either side of 0 (1e-8, -1e-8)",
+                  {"z": np.array([[1e-8, -1e-8, 2e-3, -2e-3], [0.0, 1e-12, -1e-12, 0.5]]),
+                   "dh": np.array([[1.5, -2.0, 0.5, 1.0], [2.0, -0.5, 1.5, -1.0]])})],
             [Case("a batch of shape (B, T, d_ff) = (2, 3, 5)", {"z": z3, "dh": dh3})])
 
 
@@ -127,7 +139,31 @@ def _relu_problem(value: Any, case: Case) -> str | None:
     problem = _array_problem(value, z.shape, {
         (): "A single number: dz has one entry per pre-activation, shaped like z (no sum)",
         (z.size,): "It is flattened; keep z's shape"})
-    return None if problem is None else f"returned {problem}"
+    if problem is not None:
+        return f"returned {problem}"
+    return _threshold_problem(np.asarray(value, dtype=float), np.asarray(z, dtype=float),
+                              np.asarray(case.args["dh"], dtype=float))
+
+
+def _threshold_problem(dz, z, dh) -> str | None:
+    """A mask that switches at some t other than 0 (z > 0.01, z > -1e-6): dz is dh or 0, entry by entry, and
+    every kept z lies above every dropped one, but the switch is not at 0 (z exactly 0 alone is another
+    mistake, relu'(0) = 1, with its own diagnosis)."""
+    live = dh != 0
+    if not np.any(live) or not np.all((dz[live] == dh[live]) | (dz[live] == 0)) or np.any(dz[~live] != 0):
+        return None
+    kept, zs = dz[live] != 0, z[live]
+    if not kept.any() or kept.all() or zs[~kept].max() >= zs[kept].min():
+        return None
+    wrong = kept != (zs > 0)
+    if not np.any(wrong & (zs != 0)):
+        return None
+    above = bool(np.any(wrong & (zs > 0)))
+    example = zs[wrong & (zs != 0)][0]
+    what = "no gradient at z = {:.0e}, a unit that fired" if above else "gradient at z = {:.0e}, a unit that did not fire"
+    return (f"passed {what.format(example)}: your mask switches at a threshold "
+            f"{'above' if above else 'below'} 0, not at 0. relu'(z) = 1 for every z > 0, however "
+            "small, and 0 for z <= 0: the mask is exactly z > 0")
 
 
 @grader
@@ -162,15 +198,19 @@ def _backward(x, W1, b1, W2, b2, dy, slip: str = ""):
         dz = dy * mask                                                   # runs only when d == d_ff
     elif slip == "relu of dh":
         dz = np.maximum(dh, 0)
+    elif slip == "sigmoid mask":
+        dz = dh / (1 + np.exp(-z))
     else:
         dz = dh * mask                                                   # (T, d_ff)
     if slip == "dW1 from dh":
         dW1 = x.T @ dh
+    elif slip == "dW1 from dh * h":
+        dW1 = x.T @ (dh * h)
     elif slip == "dW1 transposed":
         dW1 = dz.T @ x
     else:
         dW1 = x.T @ dz                                                   # (d, d_ff)
-    db1 = dz.sum(axis=0)                                                 # (d_ff,)
+    db1 = dh.sum(axis=0) if slip == "db1 from dh" else dz.sum(axis=0)    # (d_ff,)
     if slip == "dx from dh":
         dx = dh @ W1.T
     elif slip == "W1 not transposed":
@@ -180,6 +220,10 @@ def _backward(x, W1, b1, W2, b2, dy, slip: str = ""):
     T = len(x)
     if slip == "biases averaged":
         db1, db2 = db1 / T, db2 / T
+    if slip == "db1 averaged":
+        db1 = db1 / T
+    if slip == "db2 averaged":
+        db2 = db2 / T
     if slip == "all averaged":
         dW1, db1, dW2, db2 = dW1 / T, db1 / T, dW2 / T, db2 / T
     if slip == "layers swapped":
@@ -226,6 +270,20 @@ _FFN_MISTAKES = [
     _slip("bias gradients averaged over the tokens instead of summed",
           "Every token adds its own contribution to a shared bias: db1 = dz.sum(axis=0), db2 = dy.sum(axis=0). "
           "An average over tokens belongs in the loss (and so in dy), not here.", "biases averaged"),
+    _slip("db1 averaged over the tokens instead of summed",
+          "Every token adds its own contribution to the shared bias b1: db1 = dz.sum(axis=0), as db2 = "
+          "dy.sum(axis=0). An average over tokens belongs in the loss (and so in dy), not here.", "db1 averaged"),
+    _slip("db2 averaged over the tokens instead of summed",
+          "Every token adds its own contribution to the shared bias b2: db2 = dy.sum(axis=0), as db1 = "
+          "dz.sum(axis=0). An average over tokens belongs in the loss (and so in dy), not here.", "db2 averaged"),
+    _slip("db1 summed from dh, before ReLU's mask",
+          "b1 sits below ReLU, like W1: db1 = dz.sum(axis=0) with dz = dh * (z > 0).", "db1 from dh"),
+    _slip("dW1 computed from dh * h instead of dh * (z > 0)",
+          "ReLU's backward multiplies by its slope, 1 or 0 (the mask z > 0), not by its output h: "
+          "dz = dh * (z > 0), dW1 = x.T @ dz.", "dW1 from dh * h"),
+    _slip("a sigmoid(z) slope instead of ReLU's mask",
+          "ReLU's slope is exactly 1 where z > 0 and 0 elsewhere: dz = dh * (z > 0). sigmoid(z) is the "
+          "slope of softplus, a smooth cousin of ReLU, not of ReLU itself.", "sigmoid mask"),
     _slip("every weight and bias gradient divided by T",
           "The gradients of shared weights are sums over tokens (x.T @ dz sums them for you). If the loss is a "
           "mean over tokens, the 1/T is already inside dy.", "all averaged"),
@@ -309,6 +367,10 @@ def _ffn_problem(value: Any, case: Case) -> str | None:
         problem = _array_problem(part, shapes[name], hints[name])
         if problem:
             return f"returned {order} with `{name}` {problem}"
+    for name, part in zip(GRADIENTS, value):
+        if isinstance(part, np.ndarray) and part.dtype.kind == "f" and part.dtype.itemsize < 8:
+            return (f"returned `{name}` as {part.dtype} where the inputs are float64: a cast such as "
+                    ".astype(np.float32) keeps only about 7 significant digits. Compute in the inputs' dtype")
     return None
 
 

@@ -462,6 +462,53 @@ def _rows_at_once(f, a, eps):
     return grad
 
 
+def _fixed_step(f, a, eps):
+    """eps ignored: a small step of its own (any of 1e-4 to 1e-7 gives these numbers to 1e-7)."""
+    return _numerical_reference(f, a.copy(), 1e-5)
+
+
+def _relative_step(f, a, eps):
+    out = np.zeros(a.shape)
+    for index in np.ndindex(a.shape):
+        h = eps * max(1.0, abs(float(a[index])))
+        out[index] = (_nudged(f, a, index, h) - _nudged(f, a, index, -h)) / (2 * h)
+    return out
+
+
+def _nudged(f, a, index, step):
+    b = a.copy()
+    b[index] += step
+    return f(b)
+
+
+def _float32_copy(f, a, eps):
+    a32 = a.astype(np.float32)
+    out = np.zeros(a.shape)
+    for index in np.ndindex(a.shape):
+        out[index] = (_nudged(f, a32, index, eps) - _nudged(f, a32, index, -eps)) / (2 * eps)
+    return out
+
+
+def _restored_too_soon(f, a, eps):
+    """a[i] put back before the second evaluation: (f(a + eps) - f(a)) / (2 eps), half a forward difference."""
+    return (_perturbed(f, a, eps, eps) - f(a)) / (2 * eps)
+
+
+def _reshaped_copy(f, a, eps):
+    """Nudges written into a.reshape(-1), which is a copy when a is not C-contiguous: f never sees them."""
+    flat = a.reshape(-1)
+    out = np.zeros(flat.size)
+    for j in range(flat.size):
+        kept = flat[j]
+        flat[j] = kept + eps
+        up = f(a)
+        flat[j] = kept - eps
+        down = f(a)
+        flat[j] = kept
+        out[j] = (up - down) / (2 * eps)
+    return out.reshape(a.shape)
+
+
 _NUMERICAL_MISTAKES = [
     Mistake("a forward difference, (f(a + eps) - f(a)) / eps",
             "A one-sided difference is off by about eps times the second derivative; the central difference "
@@ -484,6 +531,29 @@ _NUMERICAL_MISTAKES = [
             "a[i] += eps, then a[i] -= 2 * eps, then a[i] += eps leaves a rounding error behind, so the "
             "weights drift as you check them. Keep the old value and restore it: kept = a[i]; ...; "
             "a[i] = kept (or nudge a copy).", _not_put_back),
+    Mistake("eps ignored: your slopes are not the central difference with the eps it was given",
+            "With eps = 0.1 the central difference of sum(a**3) is 3 a² + eps² = 3 a² + 0.01, not the exact "
+            "3 a²: use the eps argument as the step, (f(a + eps) - f(a - eps)) / (2 * eps), not a step of "
+            "your own (nor a higher-order stencil).", _fixed_step),
+    Mistake("the step scaled by |a_i| (eps * max(1, |a_i|)) instead of eps itself",
+            "Use eps as the step for every entry: (f(a + eps) - f(a - eps)) / (2 * eps).", _relative_step),
+    Mistake("a backward difference, (f(a) - f(a - eps)) / eps",
+            "A one-sided difference is off by about eps times the second derivative; the central difference "
+            "(f(a + eps) - f(a - eps)) / (2 eps) cancels that term.",
+            lambda f, a, eps: (f(a) - _perturbed(f, a, eps, -eps)) / eps),
+    Mistake("multiplied by eps instead of divided by 2 eps (`/ 2 * eps` reads as (.../ 2) * eps)",
+            "Put the denominator in parentheses: (up - down) / (2 * eps).",
+            lambda f, a, eps: (_perturbed(f, a, eps, eps) - _perturbed(f, a, eps, -eps)) / 2 * eps),
+    Mistake("the nudged entries computed in float32 (a float32 copy of a)",
+            "float32 keeps about 7 digits, so a step of 1e-5 on an entry near 1 is mostly rounding. Nudge a "
+            "itself (float64) or a.copy().", _float32_copy),
+    Mistake("a[i] put back before the second evaluation: (f(a + eps) - f(a)) / (2 eps)",
+            "Evaluate f with a[i] = kept - eps before restoring: up at kept + eps, down at kept - eps, then "
+            "a[i] = kept.", _restored_too_soon),
+    Mistake("your nudges did not reach a: a.reshape(-1) (or ravel) made a copy, so f(a) never changed",
+            "reshape returns a view only when it can: on a transposed or Fortran-ordered a it copies, and "
+            "writing into the copy leaves a as it was. Index a itself: for index in np.ndindex(a.shape): "
+            "a[index] = ...", _reshaped_copy),
     Mistake("a fixed step of 1e-2 instead of eps",
             "Use the eps you are given: the error of a central difference grows like eps^2, so a large step "
             "is inaccurate.",
@@ -518,7 +588,11 @@ def _numerical_cases():
                                                            "a": np.array([[0.3, -1.2, 2.0], [0.7, 1.5, -0.4]]),
                                                            "eps": 1e-5}),
              Case("L(W1) = sum(FFN(x) * dy) for a 2 -> 3 -> 2 ReLU FFN", {"f": ffn_loss, "a": W1.copy(),
-                                                                          "eps": 1e-6})],
+                                                                          "eps": 1e-6}),
+             Case("a coarse eps = 0.1 on sum(a**3): the central difference is 3 a² + eps² = 3 a² + 0.01",
+                  {"f": _cubic_sum, "a": np.array([1.5, -2.0, 0.5]), "eps": 0.1}),
+             Case("a transposed (a view that is not C-contiguous), f(a) = sum(sin(a) * C)",
+                  {"f": _sin_weighted, "a": np.array([[0.3, 0.7], [-1.2, 1.5], [2.0, -0.4]]).T, "eps": 1e-5})],
             [Case("f(a) = sum(a**3), a (2, 2, 2) array", {"f": _cubic_sum, "a": np.round(rng.normal(size=(2, 2, 2)), 3),
                                                           "eps": 1e-5})])
 

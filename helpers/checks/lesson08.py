@@ -18,7 +18,7 @@ from scipy import special
 
 from helpers.checks._core import Case, Mistake, a_kind, check_function, close, fmt, not_a_function, plural
 from helpers.checks._verdict import grader
-from helpers.ffn import ffn, ffn_backward, gelu, gelu_grad, gelu_tanh_grad
+from helpers.ffn import ffn, ffn_backward, gelu, gelu_grad, gelu_tanh_grad, silu_grad
 
 __all__ = ["check_relu_backward", "check_ffn_backward", "check_numerical_gradient", "check_gelu_backward"]
 
@@ -700,6 +700,28 @@ _GELU_MISTAKES = [
     Mistake("gelu'(z) returned without multiplying by dh",
             "The chain rule multiplies: dz = dh * gelu'(z).",
             lambda z, dh: gelu_grad(np.asarray(z, dtype=float))),
+    Mistake("φ(z) with exp(-z²) instead of exp(-z²/2)",
+            "The standard normal density is φ(z) = exp(-z² / 2) / sqrt(2π): the exponent has the /2.",
+            lambda z, dh: dh * (_Phi(z) + z * np.exp(-np.asarray(z, dtype=float) ** 2) / math.sqrt(2 * math.pi))),
+    Mistake("Φ(z) from erf(z / 2) instead of erf(z / sqrt(2))",
+            "Φ(z) = (1 + erf(z / sqrt(2))) / 2, or scipy.special.ndtr(z).",
+            lambda z, dh: dh * (0.5 * (1 + special.erf(np.asarray(z, dtype=float) / 2)) + z * _phi(z))),
+    Mistake("Φ(z) as 1 + erf(z / sqrt(2)), without the factor 1/2",
+            "Φ(z) = (1 + erf(z / sqrt(2))) / 2 runs from 0 to 1; without the 1/2 it runs from 0 to 2.",
+            lambda z, dh: dh * (1 + special.erf(np.asarray(z, dtype=float) / math.sqrt(2)) + z * _phi(z))),
+    Mistake("φ(z) divided by sqrt(π) instead of sqrt(2π)",
+            "The standard normal density is φ(z) = exp(-z² / 2) / sqrt(2π).",
+            lambda z, dh: dh * (_Phi(z) + z * np.exp(-np.asarray(z, dtype=float) ** 2 / 2) / math.sqrt(math.pi))),
+    Mistake("the slope of the sigmoid approximation z σ(1.702 z), not of the exact GELU",
+            "The exercise asks for exact GELU, z Φ(z): its slope is Φ(z) + z φ(z). The sigmoid form is an "
+            "approximation, off by up to about 2e-2.",
+            lambda z, dh: dh * _sigmoid_gelu_slope(np.asarray(z, dtype=float))),
+    Mistake("SiLU's slope (silu_grad), not GELU's",
+            "SiLU is z σ(z); GELU is z Φ(z), with slope Φ(z) + z φ(z).",
+            lambda z, dh: dh * silu_grad(np.asarray(z, dtype=float))),
+    Mistake("dh applied to the second term only: Φ(z) + dh z φ(z)",
+            "The chain rule multiplies the whole slope: dz = dh * (Φ(z) + z φ(z)).",
+            lambda z, dh: _Phi(z) + dh * z * _phi(z)),
     Mistake("ReLU's mask instead of GELU's slope",
             "GELU is smooth: its slope is Φ(z) + z φ(z), which runs from slightly negative (below z = -0.75) "
             "to a little above 1, not just 0 or 1.",
@@ -717,6 +739,37 @@ def _gelu_cases():
                                         "dh": np.round(rng.normal(size=(2, 2, 3)), 3)})])
 
 
+def _sigmoid_gelu_slope(z):
+    with np.errstate(over="ignore"):
+        s = 1 / (1 + np.exp(-1.702 * z))
+    return s + 1.702 * z * s * (1 - s)
+
+
+def _gelu_problem(value: Any, case: Case) -> str | None:
+    """_relu_problem's shape checks, then the dtype and "close but not exact": a slope that agrees with
+    gelu'(z) to 6 digits but not to 12 is a finite difference (or float32), not the formula the exercise asks."""
+    problem = _relu_problem(value, case)
+    if problem is not None or not isinstance(value, np.ndarray):
+        return problem
+    if value.dtype.kind == "f" and value.dtype.itemsize < 8:
+        return (f"returned {value.dtype} where z is float64: keep z's dtype (no astype), float64 "
+                "carries about 16 digits, float32 7 and float16 3")
+    got, expected = np.asarray(value, dtype=float), _gelu_backward(case.args["z"], case.args["dh"])
+    if not _gelu_close(got, expected) and close(got, expected, rtol=1e-6, atol=1e-9):
+        worst = float(np.max(np.abs(got - expected)))
+        return (f"returned slopes close to dh * gelu'(z) but not exact (off by up to {worst:.0e}): a finite "
+                "difference such as (gelu(z + h) - gelu(z - h)) / (2 h), or float32 arithmetic? The "
+                "exercise asks for the exact slope Φ(z) + z φ(z), which float64 gives to about 1e-15")
+    return None
+
+
+def _gelu_close(got, expected) -> bool:
+    """Agreement of an exact formula: Φ from ndtr or from erf, φ written any way, agree to about 1e-15
+    relative; erf's 1 + erf(z / sqrt(2)) loses up to about 1e-16 absolute where Φ(z) is tiny (z = -6); a central
+    difference is off by 1e-11 or more whatever its step."""
+    return close(got, expected, rtol=1e-12, atol=1e-14)
+
+
 def _gelu_backward(z, dh):
     return dh * gelu_grad(np.asarray(z, dtype=float))
 
@@ -726,8 +779,8 @@ def check_gelu_backward(fn) -> bool:
     """Grade `gelu_backward(z, dh)`: dz = dh * gelu'(z) for the exact GELU, gelu'(z) = Φ(z) + z φ(z)."""
     public, hidden = _gelu_cases()
     return check_function(
-        "gelu_backward", fn, public, _gelu_backward, _relu_problem, _GELU_MISTAKES,
-        compare=lambda got, expected: close(got, expected, rtol=1e-6, atol=1e-9), normalize=_as_float,
+        "gelu_backward", fn, public, _gelu_backward, _gelu_problem, _GELU_MISTAKES,
+        compare=_gelu_close, normalize=_as_float,
         hidden=hidden,
         fallback_hint="print your slope (dz with dh = 1) at z = 1 and compare it with the two terms of the "
                       "product rule there, Φ(1) = 0.8413 and 1 · φ(1) = 0.2420 (they add up to 1.0833): which term "

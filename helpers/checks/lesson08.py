@@ -754,13 +754,20 @@ def _gelu_problem(value: Any, case: Case) -> str | None:
     if value.dtype.kind == "f" and value.dtype.itemsize < 8:
         return (f"returned {value.dtype} where z is float64: keep z's dtype (no astype), float64 "
                 "carries about 16 digits, float32 7 and float16 3")
-    got, expected = np.asarray(value, dtype=float), _gelu_backward(case.args["z"], case.args["dh"])
+    got = np.asarray(value, dtype=float)
+    expected = _gelu_backward(case.args["z"], case.args["dh"]).view(np.ndarray)
     if not _gelu_close(got, expected) and close(got, expected, rtol=1e-6, atol=1e-9):
         worst = float(np.max(np.abs(got - expected)))
         return (f"returned slopes close to dh * gelu'(z) but not exact (off by up to {worst:.0e}): a finite "
                 "difference such as (gelu(z + h) - gelu(z - h)) / (2 h), or float32 arithmetic? The "
                 "exercise asks for the exact slope Φ(z) + z φ(z), which float64 gives to about 1e-15")
     return None
+
+
+class _ExactSlope(np.ndarray):
+    """The reference's dz, marked so that _gelu_compare holds a learner's answer to an exact formula's
+    agreement, while a learner's answer and a known mistake's (written with other constants, say 0.79788456
+    for sqrt(2/π)) need only agree to 6 digits to be the same mistake."""
 
 
 def _gelu_close(got, expected) -> bool:
@@ -770,8 +777,14 @@ def _gelu_close(got, expected) -> bool:
     return close(got, expected, rtol=1e-12, atol=1e-14)
 
 
+def _gelu_compare(got, expected) -> bool:
+    if isinstance(expected, _ExactSlope):
+        return _gelu_close(got, expected)
+    return close(got, expected, rtol=1e-6, atol=1e-9)
+
+
 def _gelu_backward(z, dh):
-    return dh * gelu_grad(np.asarray(z, dtype=float))
+    return (dh * gelu_grad(np.asarray(z, dtype=float))).view(_ExactSlope)
 
 
 @grader
@@ -780,7 +793,7 @@ def check_gelu_backward(fn) -> bool:
     public, hidden = _gelu_cases()
     return check_function(
         "gelu_backward", fn, public, _gelu_backward, _gelu_problem, _GELU_MISTAKES,
-        compare=_gelu_close, normalize=_as_float,
+        compare=_gelu_compare, normalize=_as_float,
         hidden=hidden,
         fallback_hint="print your slope (dz with dh = 1) at z = 1 and compare it with the two terms of the "
                       "product rule there, Φ(1) = 0.8413 and 1 · φ(1) = 0.2420 (they add up to 1.0833): which term "

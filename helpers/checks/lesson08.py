@@ -699,7 +699,7 @@ _GELU_MISTAKES = [
             lambda z, dh: dh * gelu(np.asarray(z, dtype=float))),
     Mistake("gelu'(z) returned without multiplying by dh",
             "The chain rule multiplies: dz = dh * gelu'(z).",
-            lambda z, dh: gelu_grad(np.asarray(z, dtype=float))),
+            lambda z, dh: _Phi(z) + z * _phi(z)),   # not gelu_grad: a learner's copy of this calls no reference
     Mistake("φ(z) with exp(-z²) instead of exp(-z²/2)",
             "The standard normal density is φ(z) = exp(-z² / 2) / sqrt(2π): the exponent has the /2.",
             lambda z, dh: dh * (_Phi(z) + z * np.exp(-np.asarray(z, dtype=float) ** 2) / math.sqrt(2 * math.pi))),

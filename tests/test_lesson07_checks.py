@@ -63,7 +63,7 @@ def route_reversed_ascending(logits, k):
 def test_route_accepts_correct_styles(fn, capsys):
     result, out = grade(check_route, fn, capsys)
     assert result, out
-    assert "all 8 public cases pass" in out and "\u2718" not in out
+    assert "all 10 public cases pass" in out and "\u2718" not in out
 
 
 def route_all_softmax(logits, k):
@@ -202,8 +202,91 @@ def test_route_naive_softmax_fails_only_on_large_logits(capsys):
             return experts, e / e.sum(axis=1, keepdims=True)
     result, out = grade(check_route, naive, capsys)
     assert not result
-    assert out.count("  \u2718") == 1 and "\u2718 large logits" in out
-    assert "Subtract each row's largest logit" in out
+    failed = [line for line in out.splitlines() if line.startswith("  \u2718")]
+    assert len(failed) == 3 and "\u2718 large logits" in failed[0], out
+    assert "Subtract each row's largest chosen logit" in out
+
+
+def _shifted(shift):
+    """A softmax of the chosen logits shifted by something other than each row's largest chosen logit."""
+    def route(logits, k):
+        experts = np.argsort(-logits, axis=1)[:, :k]
+        chosen = np.take_along_axis(logits, experts, 1)
+        with np.errstate(over="ignore", invalid="ignore", under="ignore"):
+            e = np.exp(chosen - shift(logits, chosen))
+            return experts, e / e.sum(axis=1, keepdims=True)
+    return route
+
+
+@pytest.mark.parametrize("shift", [lambda l, c: c.min(axis=1, keepdims=True),
+                                   lambda l, c: c.mean(axis=1, keepdims=True),
+                                   lambda l, c: l.max(),
+                                   lambda l, c: l.max(axis=1, keepdims=True).max()],
+                         ids=["row_min", "row_mean", "global_max", "global_max_of_rows"])
+def test_route_an_unsafe_shift_fails_and_says_which_shift_is_safe(shift, capsys):
+    """Every earlier case has its largest logits in each row close together, so any shift passes them; the
+    spread-out rows overflow a row's minimum or mean and underflow the whole array's maximum."""
+    result, out = grade(check_route, _shifted(shift), capsys)
+    assert not result
+    assert "Subtract each row's largest chosen logit before exp; a row's minimum or mean, or the largest logit " \
+           "of the whole array, can still overflow or underflow" in out, out
+
+
+def test_route_a_safe_shift_passes(capsys):
+    """Any per-row shift at least the row's largest chosen logit and close to it is right: the row's largest
+    logit over all experts, or the chosen maximum."""
+    for shift in (lambda l, c: l.max(axis=1, keepdims=True), lambda l, c: c.max(axis=1, keepdims=True)):
+        result, out = grade(check_route, _shifted(shift), capsys)
+        assert result, out
+
+
+def route_scipy_no_axis(logits, k):
+    from scipy.special import softmax as scipy_softmax
+    experts = np.argsort(-logits, axis=1)[:, :k]
+    return experts, scipy_softmax(np.take_along_axis(logits, experts, 1))
+
+
+def route_scipy_axis(logits, k):
+    from scipy.special import softmax as scipy_softmax
+    experts = np.argsort(-logits, axis=1)[:, :k]
+    return experts, scipy_softmax(np.take_along_axis(logits, experts, 1), axis=-1)
+
+
+def route_sigmoid(logits, k):
+    experts = np.argsort(-logits, axis=1)[:, :k]
+    with np.errstate(over="ignore", invalid="ignore"):
+        s = 1 / (1 + np.exp(-np.take_along_axis(logits, experts, 1)))
+        return experts, s / s.sum(axis=1, keepdims=True)
+
+
+def route_temperature(logits, k):
+    experts = np.argsort(-logits, axis=1)[:, :k]
+    chosen = np.take_along_axis(logits, experts, 1) / math.sqrt(k)
+    return experts, [stable_softmax(row) for row in chosen.tolist()]
+
+
+def route_eps_sum(logits, k):
+    experts = np.argsort(-logits, axis=1)[:, :k]
+    p = np.exp(logits - logits.max(axis=1, keepdims=True))
+    p = np.take_along_axis(p / p.sum(axis=1, keepdims=True), experts, 1)
+    return experts, p / (p.sum(axis=1, keepdims=True) + 1e-3)
+
+
+def test_route_scipy_softmax_with_axis_passes(capsys):
+    result, out = grade(check_route, route_scipy_axis, capsys)
+    assert result, out
+
+
+@pytest.mark.parametrize("fn, diagnosis", [
+    (route_scipy_no_axis, "one softmax over the whole array (scipy.special.softmax without axis=-1)"),
+    (route_sigmoid, "a sigmoid gate on each chosen logit instead of a softmax"),
+    (route_temperature, "the chosen logits divided by sqrt(k)"),
+    (route_eps_sum, "an eps added to the sum when renormalising"),
+], ids=["scipy_no_axis", "sigmoid", "temperature", "eps_sum"])
+def test_route_names_softmax_variants(fn, diagnosis, capsys):
+    result, out = grade(check_route, fn, capsys)
+    assert not result
+    assert f"Likely mistake: {diagnosis}" in out, out
 
 
 def test_route_kth_threshold_keeps_every_tied_expert(capsys):
@@ -321,9 +404,9 @@ def test_route_hidden_case_runs_when_graded(monkeypatch, capsys):
     monkeypatch.setenv("FFN_GRADING", "1")
     for fn in (route_loops, route_numpy, route_partition_renormalised, route_reversed_ascending):
         result, out = grade(check_route, fn, capsys)
-        assert result and "all 9 cases pass, 1 of them hidden" in out, out
+        assert result and "all 11 cases pass, 1 of them hidden" in out, out
     result, out = grade(check_route, route_experts_sorted, capsys)
-    assert not result and result.total == 9 and result.hidden == 1
+    assert not result and result.total == 11 and result.hidden == 1
 
 
 def test_route_counting_from_one(capsys):
@@ -582,6 +665,41 @@ def moe_row_zero(x, W_router, experts, k):
     return y
 
 
+def moe_temperature(x, W_router, experts, k):
+    logits = x @ W_router
+    chosen = np.argsort(-logits, axis=1)[:, :k]
+    picked = np.take_along_axis(logits, chosen, 1) / math.sqrt(x.shape[1])
+    w = np.exp(picked - picked.max(1, keepdims=True))
+    w /= w.sum(1, keepdims=True)
+    y = np.zeros_like(x)
+    for t in range(len(x)):
+        for j in range(k):
+            y[t] += w[t, j] * experts[chosen[t, j]](x[t:t + 1])[0]
+    return y
+
+
+def moe_int_output(x, W_router, experts, k):
+    y = np.zeros_like(x, dtype=int)
+    for t, row in enumerate(moe_per_token(x, W_router, experts, k)):
+        y[t] = y[t] + row
+    return y
+
+
+def moe_float32(x, W_router, experts, k):
+    return moe_per_token(x.astype(np.float32), W_router.astype(np.float32), experts, k)
+
+
+@pytest.mark.parametrize("fn, message", [
+    (moe_int_output, "returned an array of int64: every weighted output was truncated to a whole number"),
+    (moe_float32, "returned float32 where x is float64"),
+], ids=["int", "float32"])
+def test_moe_a_narrower_dtype_is_named(fn, message, capsys):
+    """An int y truncates every output (mostly to 0); float32 prints the same 4 digits as the reference:
+    either way the dtype is the news."""
+    result, out = grade(check_moe_forward, fn, capsys)
+    assert not result and message in out, out
+
+
 WRONG_MOES = [
     (moe_slot_as_expert, "the slot number used as the expert"),
     (moe_row_zero, "each expert called on all of x, and row 0 kept"),
@@ -602,6 +720,8 @@ WRONG_MOES = [
     (_with_weights(lambda w: np.full(len(w), w[0])), "the first choice's weight used for every chosen"),
     (moe_transposed_router, "the router read transposed"),
     (moe_plus_x, "x added to the output"),
+    (_with_weights(lambda w: w / len(w)), "the weights divided by k on top of the softmax"),
+    (moe_temperature, "the chosen logits divided by sqrt(d)"),
 ]
 
 
@@ -790,6 +910,18 @@ WRONG_BLOCKS = [
     (lambda x, f: x + f(_norm(x, center=False)), "layer norm without subtracting the mean"),
     (lambda x, f: x * f(_norm(x)), "the FFN's output multiplied onto x instead of added"),
     (lambda x, f: _norm(x) + f(x), "the norm and the FFN on swapped paths"),
+    (lambda x, f: x + f((x - x.mean()) / np.sqrt(x.var() + 1e-5)), "layer norm over the whole array"),
+    (lambda x, f: x + f(_norm(x, axis=1)), "layer norm over axis 1 instead of the last axis"),
+    (lambda x, f: x + f(layer_norm(x, eps=1e-2)), "layer norm with eps = 1e-2 added to the variance"),
+    (lambda x, f: x + f((x - x.mean(-1, keepdims=True)) / np.sqrt(x.var(-1, keepdims=True) + 1e-3)),
+     "layer norm with eps = 1e-3 added to the variance"),
+    (lambda x, f: x + f((x - x.mean(-1, keepdims=True)) / (x.std(-1, keepdims=True) + 1e-2)),
+     "layer norm with eps = 1e-2 added to the standard deviation"),
+    (lambda x, f: x + f(x - x.mean(axis=-1, keepdims=True)), "layer norm that only subtracts the mean"),
+    (lambda x, f: x + f(f(layer_norm(x))), "the FFN applied twice"),
+    (lambda x, f: x - f(layer_norm(x)), "the FFN's output subtracted from x"),
+    (lambda x, f: np.add(x, x) + f(layer_norm(x)), "x added twice"),
+    (lambda x, f: x + f(layer_norm(x)) / 2, "the FFN's output scaled by 1/2"),
 ]
 
 
@@ -832,7 +964,8 @@ def test_block_tolerance_accepts_eps_from_0_to_1e5_and_nothing_near_a_mistake():
             continue
         worst = max(float(np.max(np.abs(mistake.fn(c.args["x"], c.args["ffn"])
                                         - L._reference_block(c.args["x"], c.args["ffn"])))) for c in cases)
-        assert worst > 100 * 1e-3, (mistake.name, worst)
+        # a too-large eps (1e-3) is the nearest mistake: still over 10 times the tolerance
+        assert worst > (10 if "eps =" in mistake.name else 100) * 1e-3, (mistake.name, worst)
 
 
 def test_block_identity_case_catches_the_wiring_but_not_where_ln_sits():

@@ -10,6 +10,7 @@ import pytest
 from scipy import special, stats
 
 from helpers.checks import check_ffn_backward, check_gelu_backward, check_numerical_gradient, check_relu_backward
+from helpers.checks import lesson08 as L8
 from helpers.checks._verdict import GRADING_ENV
 
 
@@ -476,3 +477,216 @@ def test_gelu_backward_hint_is_not_the_whole_answer(capsys):
     out = capsys.readouterr().out
     assert "Hint: print your slope" in out and "1.0833" in out and "1 · φ(1) = 0.2420" in out, out
     assert "np.exp" not in out and "exp(-z" not in out and "ndtr" not in out, out
+
+
+# ---- what a hostile bank found: wrong answers that passed or were only "expected / got" --------------------
+@pytest.mark.parametrize("fn, name", [
+    (lambda z, dh: dh * np.sign(z), "dh multiplied by sign(z)"),
+    (lambda z, dh: dh * (z != 0), "the mask z != 0"),
+    (lambda z, dh: np.where(z > 0, dh, 0.01 * dh), "a leaky ReLU's slope (0.01 for z <= 0)"),
+], ids=["sign", "nonzero", "leaky"])
+def test_relu_backward_names_more_mistakes(fn, name, capsys):
+    assert not check_relu_backward(fn)
+    out = capsys.readouterr().out
+    assert named(out, name), out
+
+
+@pytest.mark.parametrize("threshold, message", [
+    (0.01, "passed no gradient at z = 1e-08, a unit that fired: your mask switches at a threshold above 0"),
+    (1e-6, "passed no gradient at z = 1e-08, a unit that fired: your mask switches at a threshold above 0"),
+    (-1e-6, "passed gradient at z = -1e-08, a unit that did not fire: your mask switches at a threshold below 0"),
+])
+def test_relu_backward_a_threshold_not_at_0_fails_and_is_named(threshold, message, capsys):
+    """Every other case keeps |z| >= 0.019 away from 0 or puts it exactly on 0: only the hair's-breadth case
+    tells z > 0.01 from z > 0. (A threshold below 0 also passes gradient at z = 0 and fails more cases.)"""
+    assert not check_relu_backward(lambda z, dh: dh * (z > threshold))
+    out = capsys.readouterr().out
+    assert message in out and (threshold < 0 or "1 of 4 cases failed" in out), out
+
+
+def test_relu_backward_the_mask_z_ge_0_is_not_called_a_threshold(capsys):
+    assert not check_relu_backward(lambda z, dh: dh * (z >= 0))
+    out = capsys.readouterr().out
+    assert "threshold" not in out and named(out, "relu'(0) taken as 1 (the mask z >= 0)"), out
+
+
+@pytest.mark.parametrize("fn, name", [
+    (with_slip(db1=lambda v: v["dz"].mean(axis=0)), "db1 averaged over the tokens instead of summed"),
+    (with_slip(db2=lambda v: v["dy"].mean(axis=0)), "db2 averaged over the tokens instead of summed"),
+    (with_slip(db1=lambda v: v["dh"].sum(axis=0)), "db1 summed from dh, before ReLU's mask"),
+    (with_slip(dW1=lambda v: v["x"].T @ (v["dh"] * v["h"])), "dW1 computed from dh * h instead of dh * (z > 0)"),
+    (with_slip(dz=lambda v: v["dh"] / (1 + np.exp(-v["z"]))), "a sigmoid(z) slope instead of ReLU's mask"),
+], ids=["db1_mean", "db2_mean", "db1_from_dh", "dW1_dh_h", "sigmoid"])
+def test_ffn_backward_names_more_mistakes(fn, name, capsys):
+    assert not check_ffn_backward(fn)
+    out = capsys.readouterr().out
+    assert named(out, name), out
+
+
+def test_ffn_backward_float32_inside_is_named(capsys):
+    def float32(x, W1, b1, W2, b2, dy):
+        return backward_numpy(*(a.astype(np.float32) for a in (x, W1, b1, W2, b2, dy)))
+    assert not check_ffn_backward(float32)
+    out = capsys.readouterr().out
+    assert "returned `dx` as float32 where the inputs are float64" in out, out
+
+
+def numerical_fixed_step(step):
+    def numerical_gradient(f, a, eps):
+        return numerical_ndindex(f, a, step)
+    return numerical_gradient
+
+
+def numerical_relative_step(f, a, eps):
+    grad = np.zeros(a.shape)
+    for i in np.ndindex(a.shape):
+        h = eps * max(1.0, abs(a[i]))
+        b, c = a.copy(), a.copy()
+        b[i] += h
+        c[i] -= h
+        grad[i] = (f(b) - f(c)) / (2 * h)
+    return grad
+
+
+def numerical_five_point(f, a, eps):
+    grad = np.zeros(a.shape)
+    for i in np.ndindex(a.shape):
+        values = []
+        for s in (2, 1, -1, -2):
+            b = a.copy()
+            b[i] += s * eps
+            values.append(f(b))
+        grad[i] = (-values[0] + 8 * values[1] - 8 * values[2] + values[3]) / (12 * eps)
+    return grad
+
+
+def numerical_reshape(f, a, eps):
+    flat = a.reshape(-1)
+    grad = np.zeros(flat.size)
+    for j in range(flat.size):
+        kept = flat[j]
+        flat[j] = kept + eps
+        up = f(a)
+        flat[j] = kept - eps
+        down = f(a)
+        flat[j] = kept
+        grad[j] = (up - down) / (2 * eps)
+    return grad.reshape(a.shape)
+
+
+def numerical_backward(f, a, eps):
+    grad, f0 = np.zeros(a.shape), f(a)
+    for i in np.ndindex(a.shape):
+        b = a.copy()
+        b[i] -= eps
+        grad[i] = (f0 - f(b)) / eps
+    return grad
+
+
+def numerical_precedence(f, a, eps):
+    grad = np.zeros(a.shape)
+    for i in np.ndindex(a.shape):
+        b, c = a.copy(), a.copy()
+        b[i] += eps
+        c[i] -= eps
+        grad[i] = (f(b) - f(c)) / 2 * eps
+    return grad
+
+
+def numerical_float32(f, a, eps):
+    a32, grad = a.astype(np.float32), np.zeros(a.shape)
+    for i in np.ndindex(a.shape):
+        b, c = a32.copy(), a32.copy()
+        b[i] += eps
+        c[i] -= eps
+        grad[i] = (f(b) - f(c)) / (2 * eps)
+    return grad
+
+
+def numerical_restored_too_soon(f, a, eps):
+    grad = np.zeros(a.shape)
+    for i in np.ndindex(a.shape):
+        kept = a[i]
+        a[i] = kept + eps
+        up = f(a)
+        a[i] = kept
+        grad[i] = (up - f(a)) / (2 * eps)
+    return grad
+
+
+@pytest.mark.parametrize("fn, name", [
+    (numerical_fixed_step(1e-6), "eps ignored: your slopes are not the central difference with the eps it was given"),
+    (numerical_fixed_step(1e-4), "eps ignored: your slopes are not the central difference with the eps it was given"),
+    (numerical_five_point, "eps ignored: your slopes are not the central difference with the eps it was given"),
+    (numerical_relative_step, "the step scaled by |a_i|"),
+    (numerical_reshape, "your nudges did not reach a: a.reshape(-1) (or ravel) made a copy"),
+    (numerical_backward, "a backward difference, (f(a) - f(a - eps)) / eps"),
+    (numerical_precedence, "multiplied by eps instead of divided by 2 eps"),
+    (numerical_float32, "the nudged entries computed in float32"),
+    (numerical_restored_too_soon, "a[i] put back before the second evaluation"),
+], ids=["step_1e-6", "step_1e-4", "five_point", "relative", "reshape", "backward", "precedence", "float32",
+        "restored_too_soon"])
+def test_numerical_gradient_names_more_mistakes(fn, name, capsys):
+    assert not check_numerical_gradient(fn)
+    out = capsys.readouterr().out
+    assert named(out, name), out
+
+
+def test_numerical_gradient_coarse_eps_case_is_3a2_plus_eps2():
+    """The coarse case's expected slopes are the central difference's own, 3 a² + eps², not the exact 3 a²."""
+    case = next(c for c in L8._numerical_cases()[0] if "coarse" in c.name)
+    a, eps = case.args["a"], case.args["eps"]
+    expected = L8._numerical_reference(case.args["f"], a.copy(), eps)
+    assert np.allclose(expected, 3 * a ** 2 + eps ** 2, rtol=1e-12) and np.any(np.abs(a) > 1)
+    assert not np.allclose(expected, 3 * a ** 2, rtol=1e-7)
+    contiguous = next(c for c in L8._numerical_cases()[0] if "transposed" in c.name)
+    assert not contiguous.args["a"].flags["C_CONTIGUOUS"]
+
+
+def gelu_finite_difference(h):
+    from helpers.ffn import gelu
+
+    def gelu_backward(z, dh):
+        return dh * (gelu(z + h) - gelu(z - h)) / (2 * h)
+    return gelu_backward
+
+
+@pytest.mark.parametrize("h", [1e-4, 1e-5, 1e-6, 1e-7])
+def test_gelu_backward_a_finite_difference_is_close_but_not_exact(h, capsys):
+    assert not check_gelu_backward(gelu_finite_difference(h))
+    out = capsys.readouterr().out
+    assert "close to dh * gelu'(z) but not exact" in out and "a finite difference" in out, out
+
+
+def test_gelu_backward_erf_and_ndtr_styles_agree_to_the_tight_tolerance(capsys):
+    def erf_style(z, dh):
+        return dh * (0.5 * (1 + special.erf(z / np.sqrt(2))) + z * np.exp(-0.5 * z * z) / math.sqrt(2 * math.pi))
+
+    def vectorized(z, dh):
+        cdf = np.vectorize(lambda v: 0.5 * (1 + math.erf(v / math.sqrt(2))))
+        return dh * (cdf(z) + z * np.exp(-z ** 2 / 2) / math.sqrt(2 * math.pi))
+    for fn in (erf_style, vectorized):
+        assert check_gelu_backward(fn), capsys.readouterr().out
+
+
+@pytest.mark.parametrize("fn, name", [
+    (lambda z, dh: dh * (special.ndtr(z) + z * np.exp(-z ** 2) / np.sqrt(2 * np.pi)), "φ(z) with exp(-z²)"),
+    (lambda z, dh: dh * (0.5 * (1 + special.erf(z / 2)) + z * stats.norm.pdf(z)), "Φ(z) from erf(z / 2)"),
+    (lambda z, dh: dh * (1 + special.erf(z / np.sqrt(2)) + z * stats.norm.pdf(z)),
+     "Φ(z) as 1 + erf(z / sqrt(2)), without the factor 1/2"),
+    (lambda z, dh: dh * (special.ndtr(z) + z * np.exp(-z ** 2 / 2) / np.sqrt(np.pi)), "φ(z) divided by sqrt(π)"),
+    (lambda z, dh: dh * (1 / (1 + np.exp(-1.702 * z)) + 1.702 * z * np.exp(-1.702 * z) / (1 + np.exp(-1.702 * z)) ** 2),
+     "the slope of the sigmoid approximation"),
+    (lambda z, dh: dh * (1 / (1 + np.exp(-z))) * (1 + z * (1 - 1 / (1 + np.exp(-z)))), "SiLU's slope (silu_grad)"),
+    (lambda z, dh: special.ndtr(z) + dh * z * stats.norm.pdf(z), "dh applied to the second term only"),
+], ids=["phi_no_half", "erf_z_over_2", "no_half_erf", "sqrt_pi", "sigmoid", "silu", "dh_one_term"])
+def test_gelu_backward_names_more_mistakes(fn, name, capsys):
+    with np.errstate(over="ignore"):
+        assert not check_gelu_backward(fn)
+    out = capsys.readouterr().out
+    assert named(out, name), out
+
+
+def test_gelu_backward_float32_is_named(capsys):
+    assert not check_gelu_backward(lambda z, dh: gelu_backward_scipy(z, dh).astype(np.float32))
+    assert "returned float32 where z is float64" in capsys.readouterr().out

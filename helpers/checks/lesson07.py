@@ -135,6 +135,33 @@ def _route_mask_by_value(logits, k):
     return experts, softmax(np.take_along_axis(logits, experts, axis=-1))
 
 
+def _route_whole_array(logits, k):
+    """scipy.special.softmax without axis: one softmax over every token's chosen logits together."""
+    experts, chosen = _top(logits, k, -logits)
+    e = np.exp(chosen - chosen.max())
+    return experts, e / e.sum()
+
+
+def _route_sigmoid(logits, k):
+    """A sigmoid gate on each chosen logit, renormalised over the k."""
+    experts, chosen = _top(logits, k, -logits)
+    s = 1 / (1 + np.exp(-chosen))
+    return experts, s / s.sum(axis=-1, keepdims=True)
+
+
+def _route_temperature(logits, k):
+    """The chosen logits divided by sqrt(k) before the softmax, as if they were attention scores."""
+    experts, chosen = _top(logits, k, -logits)
+    return experts, softmax(chosen / np.sqrt(k))
+
+
+def _route_eps_in_sum(logits, k):
+    """The chosen probabilities renormalised with an eps added to their sum."""
+    experts, _ = _top(logits, k, -logits)
+    p = np.take_along_axis(softmax(logits), experts, axis=-1)
+    return experts, p / (p.sum(axis=-1, keepdims=True) + 1e-3)
+
+
 _ROUTE_MISTAKES = [Mistake(name, fix, _quiet(fn)) for name, fix, fn in [
     ("softmax over all experts, not renormalised over the chosen k",
      "Take the softmax of the k chosen logits only (the same as dividing the chosen probabilities by their "
@@ -170,6 +197,19 @@ _ROUTE_MISTAKES = [Mistake(name, fix, _quiet(fn)) for name, fix, fn in [
     ("weights taken from the first k columns (experts 0 to k - 1), not from the chosen experts",
      "Pick each token's chosen logits with np.take_along_axis(logits, experts, axis=-1); p[:, :k] are the "
      "probabilities of experts 0 to k - 1, whichever were chosen.", _route_first_columns),
+    ("one softmax over the whole array (scipy.special.softmax without axis=-1): all tokens' weights together "
+     "sum to 1, not each token's",
+     "Normalise each token's k weights on their own: scipy.special.softmax(chosen, axis=-1), or "
+     "exp(c - c.max(axis=-1, keepdims=True)) divided by its sum along axis=-1.", _route_whole_array),
+    ("a sigmoid gate on each chosen logit instead of a softmax",
+     "Mixtral's weights are the softmax of the k chosen logits: exp(l - max) / sum(exp(l - max)). "
+     "Renormalised sigmoids also sum to 1 but are other numbers.", _route_sigmoid),
+    ("the chosen logits divided by sqrt(k) (a temperature) before the softmax",
+     "The router's weights are the plain softmax of the chosen logits; the 1/sqrt(d) scaling belongs to "
+     "attention scores, not here.", _route_temperature),
+    ("an eps added to the sum when renormalising: each token's weights no longer sum to 1",
+     "Divide by the sum itself; it is never 0 (each chosen probability is positive, and the shifted largest "
+     "logit gives exp(0) = 1).", _route_eps_in_sum),
     ("an expert tied with the one just chosen is skipped (masked by value, not by index)",
      "Two experts with equal logits are both eligible. Hide the chosen expert by its index "
      "(masked[row, e] = -inf for that one e), not every entry equal to its logit.", _route_mask_by_value),
@@ -194,7 +234,14 @@ def _route_cases():
              {"logits": np.array([[1.0, 3.0, 3.0, 0.0], [-2.0, 0.0, 0.5, 0.5]]), "k": 2}),
         Case("large logits (a naive exp overflows)",
              {"logits": np.array([[1000.0, 999.0, 0.0, -1000.0], [-1000.0, 1000.0, 998.0, 0.0]]), "k": 2}),
+        # Only each row's largest chosen logit is a safe shift: a row's minimum or mean overflows exp on the
+        # first row (k = 4), the largest logit of the whole array underflows the second row to 0 / 0.
+        Case("logits far apart, every expert (k = n_experts)", {"logits": _SPREAD, "k": 4}),
+        Case("a token whose logits are all very negative", {"logits": _SPREAD, "k": 2}),
     ]
+
+
+_SPREAD = np.array([[1000.0, 999.0, 0.0, -1000.0], [-1000.0, -1001.0, -1500.0, -2000.0]])
 
 
 def _route_hidden():
@@ -288,9 +335,12 @@ def _route_problem(value, case):
     if n > 1 and not right and _sorted_down_tokens(logits, chosen):
         return ("returned token positions as experts: the sort ran down the tokens (axis 0), ranking the "
                 "tokens within each expert's column. Sort each token's row instead, along axis=-1")
-    if not np.all(np.isfinite(weights)):
-        return ("returned NaN or infinity in `weights`: exp of a large logit overflows. Subtract each row's "
-                "largest logit before exp; a softmax does not change when every logit shifts by the same amount")
+    if not np.all(np.isfinite(weights)) or np.any(weights.sum(axis=-1) == 0):
+        what = "NaN or infinity" if not np.all(np.isfinite(weights)) else "a row of zeros"
+        return (f"returned {what} in `weights`: exp overflowed (or underflowed to 0, and 0 / 0 is NaN). "
+                "Subtract each row's largest chosen logit before exp; a row's minimum or mean, or the largest "
+                "logit of the whole array, can still overflow or underflow. A softmax does not change when a "
+                "row's logits all shift by the same amount")
     return None
 
 
@@ -502,6 +552,18 @@ def _moe_router_transposed(x, W_router, experts, k):
     return _mix(x, experts, chosen, weights)
 
 
+def _moe_weights_over_k(x, W_router, experts, k):
+    chosen, weights = route(x @ W_router, k)
+    return _mix(x, experts, chosen, weights / k)
+
+
+def _moe_temperature(x, W_router, experts, k):
+    """The chosen logits divided by sqrt(d) before their softmax, as if they were attention scores."""
+    logits = x @ W_router
+    chosen, _ = route(logits, k)
+    return _mix(x, experts, chosen, softmax(np.take_along_axis(logits, chosen, axis=-1) / np.sqrt(x.shape[1])))
+
+
 def _moe_plus_x(x, W_router, experts, k):
     return x + _reference_moe(x, W_router, experts, k)
 
@@ -543,6 +605,12 @@ _MOE_MISTAKES = [
     Mistake("the weight applied to the expert's input instead of its output",
             "An expert is nonlinear, so expert(w * x) is not w * expert(x): weight the output.",
             _moe_weight_on_input),
+    Mistake("the weights divided by k on top of the softmax",
+            "The softmax of the k chosen logits already sums to 1 per token: weight each output by weights[t, j] "
+            "as route returns it.", _moe_weights_over_k),
+    Mistake("the chosen logits divided by sqrt(d) (a temperature) before the softmax",
+            "The weights are the plain softmax of the chosen logits, route(x @ W_router, k); the 1/sqrt(d) "
+            "scaling belongs to attention scores.", _moe_temperature),
     Mistake("k ignored: only the best expert", "Use all k chosen experts of each token.", _moe_k1),
     Mistake("k ignored: always 2 experts", "Use the argument k rather than 2.", _moe_k2),
     Mistake("the first choice's weight used for every chosen expert",
@@ -592,7 +660,15 @@ def _moe_problem(value, case):
              (n, n_experts): "That is the shape of the router's logits; the layer returns one d-vector per token.",
              (n, k): "That is the shape of the routing weights; the layer returns one d-vector per token.",
              (d,): "You returned one vector; return one row per token."}
-    return array_problem(value, (n, d), shape_hints=hints)
+    problem = array_problem(value, (n, d), shape_hints=hints)
+    if problem is None and value.dtype.kind in "iub":
+        return (f"returned an array of {value.dtype}: every weighted output was truncated to a whole number when "
+                "it was stored. Start from np.zeros_like(x) (x's float dtype), not np.zeros_like(x, dtype=int) "
+                "or an int array")
+    if problem is None and value.dtype.itemsize < 8 and value.dtype.kind == "f":
+        return (f"returned {value.dtype} where x is float64: a cast such as x.astype(np.float32) keeps only "
+                "about 7 significant digits. Keep x's dtype: np.zeros_like(x) and no astype")
+    return problem
 
 
 def _moe_hidden():
@@ -645,6 +721,38 @@ def _norm_no_eps(x):
         return (x - x.mean(axis=-1, keepdims=True)) / np.sqrt(x.var(axis=-1, keepdims=True))
 
 
+def _norm_whole(x):
+    """One mean and variance for the whole array: every token normalised with the same numbers."""
+    return (x - x.mean()) / np.sqrt(x.var() + LN_EPS)
+
+
+def _norm_axis1(x):
+    """Axis 1 is the features of a (T, d) array, but the tokens of a (B, T, d) batch."""
+    return (x - x.mean(axis=1, keepdims=True)) / np.sqrt(x.var(axis=1, keepdims=True) + LN_EPS)
+
+
+def _norm_eps(eps, on_std=False):
+    def norm(x):
+        centred = x - x.mean(axis=-1, keepdims=True)
+        if on_std:
+            return centred / (x.std(axis=-1, keepdims=True) + eps)
+        return centred / np.sqrt(x.var(axis=-1, keepdims=True) + eps)
+    return norm
+
+
+def _centred(x):
+    return x - x.mean(axis=-1, keepdims=True)
+
+
+def _eps_mistake(eps, on_std):
+    where = "added to the standard deviation" if on_std else "added to the variance"
+    shown = f"{eps:.0e}".replace("e-0", "e-")
+    return Mistake(f"layer norm with eps = {shown} {where}, not {_EPS}",
+                   f"eps only guards against dividing by 0; {shown} is large enough to shrink tokens with a small "
+                   f"spread. Use the imported layer_norm (eps = {_EPS} on the variance).",
+                   lambda x, f: x + f(_norm_eps(eps, on_std)(x)))
+
+
 _BLOCK_MISTAKES = [
     Mistake("your layer norm has no eps, so a constant token (variance 0) divides 0 by 0",
             f"Use the imported layer_norm, which adds eps = {_EPS} to the variance: (x - mean) / "
@@ -668,6 +776,27 @@ _BLOCK_MISTAKES = [
     Mistake("layer norm over axis 0 (across tokens) instead of each token's own features",
             "Normalise each token on its own: mean and variance over the last axis, axis=-1.",
             lambda x, f: x + f(_norm_axis0(x))),
+    Mistake("layer norm over the whole array (x.mean() and x.var() with no axis) instead of each token's "
+            "own features",
+            "Every token is normalised on its own: mean and variance over its features, axis=-1 with "
+            "keepdims=True, or the imported layer_norm.", lambda x, f: x + f(_norm_whole(x))),
+    Mistake("layer norm over axis 1 instead of the last axis",
+            "On a (T, d) array axis 1 is the features, but on a (B, T, d) batch it is the tokens: normalise over "
+            "axis=-1, which is the features whatever the shape.", lambda x, f: x + f(_norm_axis1(x))),
+    *[_eps_mistake(eps, on_std) for eps in (1e-2, 1e-3) for on_std in (False, True)],
+    Mistake("layer norm that only subtracts the mean, without dividing by the standard deviation",
+            "LN also rescales each token to unit variance: (x - mean) / sqrt(var + eps), the imported "
+            "layer_norm.", lambda x, f: x + f(_centred(x))),
+    Mistake("the FFN applied twice (ffn(ffn(LN(x))))", "The block calls the sublayer once: x + ffn(layer_norm(x)).",
+            lambda x, f: x + f(f(layer_norm(x)))),
+    Mistake("the FFN's output subtracted from x (x - FFN(LN(x)))",
+            "The residual connection adds the sublayer's output: x + ffn(layer_norm(x)).",
+            lambda x, f: x - f(layer_norm(x))),
+    Mistake("x added twice (2 x + FFN(LN(x)))",
+            "The residual adds x once: x + ffn(layer_norm(x)).", lambda x, f: 2 * x + f(layer_norm(x))),
+    Mistake("the FFN's output scaled by 1/2",
+            "The residual adds the sublayer's output as it is: x + ffn(layer_norm(x)).",
+            lambda x, f: x + 0.5 * f(layer_norm(x))),
     Mistake("layer norm with the sample variance (ddof=1)",
             "LayerNorm divides by the population variance, x.var(axis=-1), which is ddof=0.",
             lambda x, f: x + f(_norm_ddof1(x))),

@@ -338,7 +338,7 @@ def sum_by_rebuild(x, W1, b1, W2, b2):
 
 
 @pytest.mark.parametrize("fn, name", [(sum_by_contributions, "helpers.kv_memory.contributions"),
-                                      (sum_by_rebuild, "through helpers.kv_memory.rebuild")])
+                                      (sum_by_rebuild, "helpers.kv_memory.rebuild`")])
 def test_the_references_introduced_after_the_exercise_are_refused(fn, name, capsys):
     """kv.contributions and kv.rebuild come after Exercise 1, as "the references": they compute its sum."""
     ok, out = verdict(check_ffn_as_sum, fn, capsys)

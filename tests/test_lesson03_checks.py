@@ -892,6 +892,7 @@ def test_chunked_right_answers_with_converted_inputs_still_pass(fn, capsys):
     (lambda x, W1, b1, W2, b2: (lambda y: y.T if y.shape[0] == y.shape[1] else y)(relu(x @ W1 + b1) @ W2 + b2),
      "returned the output transposed"),
 ])
+@pytest.mark.filterwarnings("ignore::PendingDeprecationWarning")        # np.asmatrix warns of np.matrix's future
 def test_batched_hidden_loops_matrices_and_square_transposes_are_named(fn, phrase, capsys):
     result, out = verdict(check_ffn_batched, fn, capsys)
     assert not result

@@ -77,7 +77,7 @@ def batched_comprehension(x, W1, b1, W2, b2):
 def test_batched_correct_vectorised_styles_pass_without_a_note(fn, capsys):
     ok, out = verdict(check_ffn_batched, fn, capsys)
     assert ok, out
-    assert "all 5 public cases pass" in out and "loop" not in out
+    assert "all 6 public cases pass" in out and "loop" not in out
 
 
 def batched_apply_along_axis(x, W1, b1, W2, b2):
@@ -113,7 +113,7 @@ def batched_in_two_halves(x, W1, b1, W2, b2):
     (batched_apply_along_axis, "products with W1, one token each"),
     (batched_map, "products with W1, one token each"),
     (batched_loop_after_one_product, "Python steps for 1 token"),
-    (batched_dot_method_loop, "Python steps for 1 token"),
+    (batched_dot_method_loop, "products with W1, one token each"),     # row.dot(W1): x's rows are watched
     (batched_in_two_halves, "products with W1, of [2, 1] tokens"),
 ])
 def test_batched_a_loop_over_the_tokens_fails_as_the_exercise_says(fn, how, capsys):
@@ -194,7 +194,7 @@ def test_batched_float64_from_float32_is_named(capsys):
     ok, out = verdict(check_ffn_batched, loop_into_zeros, capsys)
     assert not ok
     assert "returned dtype float64 from float32 inputs" in out and "dtype=x.dtype" in out
-    assert "1 of 5 cases failed" in out                  # only the float32 case fails
+    assert "1 of 6 cases failed" in out                  # only the float32 case fails
 
 
 @pytest.mark.parametrize("fn, message", [
@@ -764,8 +764,8 @@ def test_chunked_cases_are_not_too_kind():
 # hidden cases, and the banks as a whole
 # --------------------------------------------------------------------------------------------------------
 @pytest.mark.parametrize("check, right, n_public, n_hidden", [
-    (check_ffn_batched, batched_three_lines, 5, 1),
-    (check_count_ffn_params, count_plain, 7, 2),
+    (check_ffn_batched, batched_three_lines, 6, 1),
+    (check_count_ffn_params, count_plain, 9, 2),
     (check_ffn_chunked, chunked_preallocated, 7, 1),
 ])
 def test_hidden_cases_run_only_while_grading(check, right, n_public, n_hidden, capsys, monkeypatch):
@@ -809,3 +809,128 @@ def test_chunked_stub_exception_and_non_function(capsys):
     assert not ok and "raised IndexError: off the end" in out
     ok, out = verdict(check_ffn_chunked, "ffn_chunked", capsys)
     assert not ok and "expected a function" in out
+
+
+# --------------------------------------------------------------------------------------------------------
+# The recorder watches x and W2 as well as W1: converting W1 to a plain array hides nothing
+# --------------------------------------------------------------------------------------------------------
+def chunked_fixed_64_plain_w1(x, W1, b1, W2, b2, chunk):
+    W1 = np.asarray(W1)
+    return np.concatenate([ffn(x[s:s + 64], W1, b1, W2, b2) for s in range(0, len(x), 64)])
+
+
+def chunked_one_token_plain_w1(x, W1, b1, W2, b2, chunk):
+    W1 = np.array(W1, dtype=x.dtype)
+    y = np.empty((len(x), W2.shape[1]), dtype=x.dtype)
+    for t in range(len(x)):
+        y[t] = ffn(x[t:t + 1], W1, b1, W2, b2)[0]
+    return y
+
+
+def chunked_half_steps_contiguous_w1(x, W1, b1, W2, b2, chunk):
+    W1, step = np.ascontiguousarray(W1), max(1, chunk // 2)
+    return np.concatenate([ffn(x[s:s + step], W1, b1, W2, b2) for s in range(0, len(x), step)])
+
+
+def chunked_whole_when_short(x, W1, b1, W2, b2, chunk):
+    W1 = W1 * 1
+    if len(x) < 100:
+        return ffn(x, W1, b1, W2, b2)
+    return np.concatenate([ffn(x[s:s + chunk], W1, b1, W2, b2) for s in range(0, len(x), chunk)])
+
+
+def chunked_overlapping_plain_w1(x, W1, b1, W2, b2, chunk):
+    W1 = np.asarray(W1)
+    y = np.empty((x.shape[0], W2.shape[1]), dtype=x.dtype)
+    for s in range(x.shape[0]):
+        y[s:s + chunk] = ffn(x[s:s + chunk], W1, b1, W2, b2)
+    return y
+
+
+@pytest.mark.parametrize("fn, phrase", [
+    (chunked_fixed_64_plain_w1, "all 10 tokens went through at once"),
+    (chunked_one_token_plain_w1, "one token at a time, whatever chunk is"),
+    (chunked_half_steps_contiguous_w1, "took [2, 2, 2, 2, 2] tokens where chunk = 4 asks for [4, 4, 2]"),
+    (chunked_whole_when_short, "all 10 tokens went through at once"),
+    (chunked_overlapping_plain_w1, "the windows overlap"),
+])
+def test_chunked_slips_fail_even_with_w1_converted_to_a_plain_array(fn, phrase, capsys):
+    result, out = verdict(check_ffn_chunked, fn, capsys)
+    assert not result
+    assert phrase in out, out
+    assert not bare_expected_got(result)
+
+
+def test_chunked_with_every_input_converted_fails_saying_what_to_change(capsys):
+    def all_converted(x, W1, b1, W2, b2, chunk):
+        x, W1, W2 = np.asarray(x), np.asarray(W1), np.asarray(W2)
+        return np.concatenate([ffn(x[s:s + 64], W1, b1, W2, b2) for s in range(0, len(x), 64)])
+    result, out = verdict(check_ffn_chunked, all_converted, capsys)
+    assert not result
+    assert "could not see a single product of x, W1 or W2" in out and "Work on the arrays as given" in out, out
+
+
+@pytest.mark.parametrize("fn", [
+    lambda x, W1, b1, W2, b2, chunk: np.concatenate(      # W1 converted, x's chunks still seen
+        [ffn(x[s:s + chunk], np.asarray(W1), b1, W2, b2) for s in range(0, len(x), chunk)]),
+    lambda x, W1, b1, W2, b2, chunk: np.vstack(           # np.array_split keeps x's pieces watched
+        [ffn(p, np.array(W1), b1, W2, b2) for p in np.array_split(x, range(chunk, len(x), chunk))]),
+    lambda x, W1, b1, W2, b2, chunk: np.concatenate(      # x and W1 converted, products with W2 seen
+        [relu(np.asarray(x)[s:s + chunk] @ np.asarray(W1) + b1) @ W2 + b2 for s in range(0, len(x), chunk)]),
+])
+def test_chunked_right_answers_with_converted_inputs_still_pass(fn, capsys):
+    ok, out = verdict(check_ffn_chunked, fn, capsys)
+    assert ok, out
+
+
+@pytest.mark.parametrize("fn, phrase", [
+    (lambda x, W1, b1, W2, b2: relu(np.array(list(map(np.array(W1).__rmatmul__, x))) + b1) @ W2 + b2,
+     "products with W1, one token each"),
+    (lambda x, W1, b1, W2, b2: relu(np.array(list(map(np.dot, x, [np.asarray(W1)] * len(x)))) + b1) @ W2 + b2,
+     "products with W1, one token each"),
+    (lambda x, W1, b1, W2, b2: np.asmatrix(relu(x @ W1 + b1) @ W2 + b2), "return a plain array"),
+    (lambda x, W1, b1, W2, b2: (lambda y: y.T if y.shape[0] == y.shape[1] else y)(relu(x @ W1 + b1) @ W2 + b2),
+     "returned the output transposed"),
+])
+@pytest.mark.filterwarnings("ignore::PendingDeprecationWarning")        # np.asmatrix warns of np.matrix's future
+def test_batched_hidden_loops_matrices_and_square_transposes_are_named(fn, phrase, capsys):
+    result, out = verdict(check_ffn_batched, fn, capsys)
+    assert not result
+    assert phrase in out, out
+    assert not bare_expected_got(result)
+
+
+@pytest.mark.parametrize("fn", [
+    lambda d, d_ff, *, bias=True: 2 * d * d_ff + (d + d_ff) * int(bias),
+    lambda d, d_ff, bias=1: 2 * d * d_ff + (d + d_ff) * bias,
+])
+def test_count_keyword_only_bias_and_bias_one_pass(fn, capsys):
+    ok, out = verdict(check_count_ffn_params, fn, capsys)
+    assert ok, out
+
+
+def count_int32(d, d_ff, bias=True):
+    n = np.int32(2) * np.int32(d) * np.int32(d_ff)
+    return n + (np.int32(d + d_ff) if bias else np.int32(0))
+
+
+def count_cached(d, d_ff, bias=True, _cache={}):
+    key = (d, bias)
+    if key not in _cache:
+        _cache[key] = 2 * d * d_ff + (d + d_ff if bias else 0)
+    return _cache[key]
+
+
+@pytest.mark.parametrize("fn, phrase", [
+    (count_int32, "the overflow of 32-bit integers"),
+    (count_cached, "the result does not follow d_ff"),
+    (lambda d, d_ff, bias=True: 2 * d ** d_ff + (d + d_ff if bias else 0), "Look for ** where * was meant"),
+    (lambda d, d_ff, bias=True: 10 ** 400 + d, "Look for ** where * was meant"),
+    (lambda d, d_ff, bias=True: 10 ** 400, "digits long"),
+    (lambda d, d_ff, bias=True: 2 * d * min(d_ff, 4 * d) + (d + min(d_ff, 4 * d) if bias else 0), "131072"),
+])
+def test_count_overflow_caches_and_huge_numbers_are_named_without_raising(fn, phrase, capsys):
+    with np.errstate(over="ignore"):
+        result, out = verdict(check_count_ffn_params, fn, capsys)
+    assert not result
+    assert phrase in out, out

@@ -4,6 +4,7 @@ The wrong implementations here are written independently of the graders' mutants
 math instead of scipy), so a test passes only when the grader recognises the mistake by its behaviour.
 """
 import math
+import re
 import warnings
 
 import numpy as np
@@ -29,7 +30,7 @@ def verdict(check, fn, capsys):
 def assert_passes(check, fn, capsys):
     result, out, escaped = verdict(check, fn, capsys)
     assert result, out
-    assert "cases pass. Well done!" in out and FAIL not in out, out
+    assert ("Well done!" in out or "public cases pass" in out) and FAIL not in out, out
     assert not escaped, [str(w.message) for w in escaped]
     return out
 
@@ -113,7 +114,6 @@ WRONG_GELU = {
         lambda z: z * 0.5 * (1 + math.erf(z / math.sqrt(2))),
     "sqrt(2) divides erf(z) instead of z inside erf": lambda z: 0.5 * z * (1 + special.erf(z) / math.sqrt(2)),
     "the parentheses around 1 + erf(...) are missing": lambda z: z * 0.5 * 1 + special.erf(z / math.sqrt(2)),
-    "the result is rounded": lambda z: np.round(z * special.ndtr(z), 3),
 }
 
 
@@ -226,7 +226,6 @@ WRONG_SILU = {
     "1 - e^-z where 1 + e^-z belongs": lambda z: z / (1 - np.exp(-z)),
     "the parentheses around 1 + e^-z are missing": lambda z: z / 1 + np.exp(-z),
     "softplus, log(1 + e^z), instead of SiLU": lambda z: np.log1p(np.exp(z)),
-    "the result is rounded": lambda z: np.round(z * special.expit(z), 2),
     "sigmoid alone, without the factor z": lambda z: 1 / (1 + np.exp(-z)),
     "e^z where e^-z belongs": lambda z: z / (1 + np.exp(z)),
     "tanh where the sigmoid belongs": lambda z: z * np.tanh(z),
@@ -537,3 +536,109 @@ def test_gate_map_colours_show_the_small_values_for_a_negative_gate():
         assert mesh.norm(weak) - 0.5 > 0.25 and 0.5 - mesh.norm(-weak) > 0.25   # far from white, both signs
     finally:
         plt.close(fig)
+
+
+# --------------------------------------------------------------------------------------------------------
+# Answers close to float64's precision but not at it, malformed results, and the hidden width's edges
+# --------------------------------------------------------------------------------------------------------
+def gelu_abramowitz_stegun(z):
+    """erf from Abramowitz and Stegun 7.1.26: accurate to 1.5e-7, not to float64's precision."""
+    x = np.abs(z) / math.sqrt(2)
+    t = 1 / (1 + 0.3275911 * x)
+    y = 1 - (((((1.061405429 * t - 1.453152027) * t) + 1.421413741) * t - 0.284496736) * t + 0.254829592) * t \
+        * np.exp(-x * x)
+    return z * 0.5 * (1 + np.sign(z) * y)
+
+
+@pytest.mark.parametrize("check, fn, phrase", [
+    (check_gelu, gelu_abramowitz_stegun, "an approximation"),
+    (check_gelu, lambda z: (z.astype(np.float32) * special.ndtr(z.astype(np.float32))).astype(z.dtype),
+     "fit in float32"),
+    (check_gelu, lambda z: np.round(z * special.ndtr(z), 6), "rounded to 6 decimals"),
+    (check_gelu, lambda z: np.round(z * special.ndtr(z), 5), "rounded to 5 decimals"),
+    (check_gelu, lambda z: np.round(z * special.ndtr(z), 3), "rounded to 3 decimals"),
+    (check_gelu, lambda z: (z.astype(np.float16) * special.ndtr(z.astype(np.float16))).astype(z.dtype),
+     "fit in float16"),
+    (check_silu, lambda z: (z.astype(np.float32) * special.expit(z.astype(np.float32))).astype(z.dtype),
+     "fit in float32"),
+    (check_silu, lambda z: np.round(z * special.expit(z), 5), "rounded to 5 decimals"),
+    (check_silu, lambda z: np.round(z * special.expit(z), 2), "rounded to 2 decimals"),
+    (check_gelu, lambda z: np.ma.masked_less(z * special.ndtr(z), -1e9), "a MaskedArray"),
+    (check_silu, lambda z: np.frompyfunc(lambda t: t * special.expit(t), 1, 1)(z), "return floats"),
+    (check_silu, lambda z: (z * special.expit(z)).astype(object), "return floats"),
+])
+def test_activation_precision_slips_are_named(check, fn, phrase, capsys):
+    with np.errstate(all="ignore"):
+        out = assert_fails_with(check, fn, capsys, phrase)
+    assert "Likely mistake" not in out, out
+
+
+@pytest.mark.parametrize("check, fn", [
+    (check_gelu, lambda z: (z * special.ndtr(z)).tolist()),
+    (check_silu, lambda z: (z * special.expit(z)).tolist()),
+    (check_gelu, lambda z: np.multiply(z, special.ndtr(z), out=z)),
+    (check_silu, lambda z: np.multiply(z, special.expit(z), out=z)),
+])
+def test_a_malformed_or_in_place_result_is_not_called_rounded(check, fn, capsys):
+    result, out, _ = verdict(check, fn, capsys)
+    assert not result
+    assert "rounded" not in out, out
+    assert "list" in out or "in place" in out, out
+
+
+@pytest.mark.parametrize("check, fn", [
+    (check_gelu, lambda z: 0.5 * z * (1 + special.erf(z / math.sqrt(2)))),      # loses the far left tail
+    (check_gelu, lambda z: z * 0.5 * special.erfc(-z / math.sqrt(2))),
+    (check_silu, lambda z: z * 0.5 * (1 + np.tanh(z / 2))),
+    (check_silu, lambda z: np.where(z >= 0, z / (1 + np.exp(-np.abs(z))),
+                                    z * np.exp(-np.abs(z)) / (1 + np.exp(-np.abs(z))))),
+])
+def test_other_exact_forms_of_the_activations_pass_the_tight_comparison(check, fn, capsys):
+    with np.errstate(all="ignore"):
+        assert_passes(check, fn, capsys)
+
+
+def swiglu_try_both_orders(x, W_gate, W_up, W_down):
+    try:
+        return W_down @ (reference.silu(W_gate @ x) * (W_up @ x))
+    except ValueError:
+        return (reference.silu(x @ W_gate) * (x @ W_up)) @ W_down
+
+
+@pytest.mark.parametrize("fn, phrase", [
+    (swiglu_try_both_orders, "the matrices applied on the left, as stored (W_gate @ x)"),
+    (lambda x, W_gate, W_up, W_down: (reference.silu(np.atleast_2d(x) @ W_gate) * (np.atleast_2d(x) @ W_up)) @ W_down,
+     "An extra leading axis of length 1"),
+    (lambda x, W_gate, W_up, W_down: np.round((reference.silu(x @ W_gate) * (x @ W_up)) @ W_down, 6),
+     "rounded to 6 decimals"),
+    (lambda x, W_gate, W_up, W_down: (reference.silu((x @ W_gate).astype(np.float32)).astype(float) * (x @ W_up)) @ W_down,
+     "float32 inside"),
+    (lambda x, W_gate, W_up, W_down: ((reference.silu(x @ W_gate) * (x @ W_up)) @ W_down).astype(np.float32),
+     "returned dtype float32 for float64 inputs"),
+])
+def test_swiglu_slips_in_the_square_case_and_in_precision_are_named(fn, phrase, capsys):
+    assert_fails_with(check_swiglu_ffn, fn, capsys, phrase)
+
+
+@pytest.mark.parametrize("fn, phrase", [
+    (lambda d, multiple_of=256: multiple_of * round(int(2 * 4 * d / 3) / multiple_of + 0.5), "already a multiple"),
+    (lambda d, multiple_of=256: multiple_of * int(int(2 * 4 * d / 3) / multiple_of + 0.999), "rounded down"),
+    (lambda d, multiple_of=256: {(4096, 256): 11008, (5120, 256): 13824, (8192, 256): 22016, (768, 256): 2048,
+                                 (4096, 64): 10944, (4096, 100): 11000, (4096, 1): 10922, (96, 256): 256,
+                                 (1025, 1): 2733}.get((d, multiple_of), 4 * d), "4d, the classic width"),
+    (lambda d, multiple_of=256: multiple_of * math.ceil(int(2 * 4 * d / 3) / multiple_of) ** d, "digits long"),
+])
+def test_swiglu_hidden_edges_and_hidden_cases_catch_near_misses(fn, phrase, capsys, monkeypatch):
+    monkeypatch.setenv("FFN_GRADING", "1")
+    out = assert_fails_with(check_swiglu_hidden, fn, capsys, phrase)
+    assert "hidden" in out
+
+
+def test_swiglu_hidden_has_hidden_cases_and_takes_multiple_of_by_keyword(capsys, monkeypatch):
+    def keyword_only(d, *, multiple_of=256):
+        return multiple_of * math.ceil(int(2 * 4 * d / 3) / multiple_of)
+    out = assert_passes(check_swiglu_hidden, keyword_only, capsys)
+    assert "all 10 public cases pass" in out
+    monkeypatch.setenv("FFN_GRADING", "1")
+    out = assert_passes(check_swiglu_hidden, keyword_only, capsys)
+    assert "all 15 cases pass, 5 of them hidden ones" in out

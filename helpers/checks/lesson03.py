@@ -46,7 +46,15 @@ def _ffn_array_problem(value: Any, case: Case, extra_hints: dict | None = None) 
              **(extra_hints or {})}
     if T != d:
         hints[(d, T)] = "That is the output transposed: keep one token per row, shape (T, d)"
+    if isinstance(value, np.ndarray) and type(value) is not np.ndarray:
+        return (f"returned {a_kind(value)} (a subclass of the NumPy array, with rules of its own: np.matrix makes * "
+                "a matrix product); return a plain array, np.asarray(...), as x @ W1 gives")
     problem = array_problem(value, (T, d), shape_hints=hints)
+    if problem is None and T == d and T > 1 and _agrees(value.T, ffn(x, W1, case.args["b1"], case.args["W2"],
+                                                                     case.args["b2"])) \
+            and not _agrees(value, ffn(x, W1, case.args["b1"], case.args["W2"], case.args["b2"])):
+        problem = ("returned the output transposed, (d, T) where (T, d) was asked: here T = d, so the shape "
+                   "looks right. Keep one token per row; do not transpose the result")
     if problem is None and value.dtype != x.dtype:
         problem = f"returned dtype {value.dtype} from {x.dtype} inputs; the output should keep the inputs' dtype"
         if x.dtype == np.float32 and value.dtype == np.float64:
@@ -151,6 +159,8 @@ def _batched_cases() -> list[Case]:
         _ffn_case("6 tokens in float32, d = 4 -> d_ff = 8 (float32 in, float32 out)", 5, T=6, d=4, d_ff=8,
                   dtype=np.float32),
         _ffn_case("a single token as a (1, d) array, d = 3 -> d_ff = 6", 9, T=1, d=3, d_ff=6),
+        _random_case("4 tokens, d = 4 -> d_ff = 6 (T = d: a transposed output has the right shape)", 34, T=4,
+                     d=4, d_ff=6),
         _random_case("5 tokens of random numbers, d = 4 -> d_ff = 7", 31, T=5, d=4, d_ff=7),
     ]
 
@@ -218,11 +228,23 @@ NO_LOOP_RULE = ("The exercise asks for no Python loop over the tokens: x @ W1 mu
 def _watched_batched(fn: Callable) -> Callable:
     """fn called with a recording W1 (see _TokenCounter): the value and the tokens in each product with W1."""
     def call(x, W1, b1, W2, b2):
-        watched = W1.view(_TokenCounter)
-        watched.products, watched.d_ff, watched.weight_shape = [], W1.shape[1], W1.shape
-        value = fn(x, watched, b1, W2, b2)
-        return _Measured(value, 0, watched.products)
+        xw, W1w, W2w, products, outputs = _watch(x, W1, W2)
+        value = fn(xw, W1w, b1, W2w, b2)
+        return _Measured(_plain(value), 0, products, outputs)
     return call
+
+
+def _unseen_products(explained: set | None) -> str:
+    """The message for right numbers made without any product the check could see: x, W1 and W2 were all
+    converted to new arrays first, which hides how many tokens each product took (a loop, or chunks)."""
+    what = ("gives the right numbers, but the check could not see a single product of x, W1 or W2: they were "
+            "all turned into new arrays first (np.asarray, np.array, np.ascontiguousarray, W1 * 1)")
+    if explained is not None and "unseen" in explained:
+        return f"{what} (see above)"
+    if explained is not None:
+        explained.add("unseen")
+    return (f"{what}, so it cannot tell how many tokens each product takes. Work on the arrays as given: they "
+            "are NumPy arrays already, and x @ W1 needs no conversion")
 
 
 def _batched_problem(measured: "_Measured", case: Case, loop: tuple[int, int] | None,
@@ -237,11 +259,14 @@ def _batched_problem(measured: "_Measured", case: Case, loop: tuple[int, int] | 
     if not _agrees(value, expected):
         return _precision_problem(value, expected)  # else wrong numbers: the comparison and mistakes say more
     T = case.args["x"].shape[0]
-    products = measured.products
-    if T > 1 and products and min(products) < T:
+    products = measured.tokens
+    if not products:
+        return _unseen_products(explained)
+    if T > 1 and min(products) < T:
         pieces = "one token each" if set(products) == {1} else f"of {fmt(products, max_items=10)} tokens"
         what = (f"gives the right numbers but runs a Python loop over the tokens "
-                f"({plural(len(products), 'product')} with W1, {pieces}, for {T} tokens)")
+                f"({plural(len(products), 'product')} with {'W1' if measured.products else 'W2'}, {pieces}, "
+                f"for {T} tokens)")
     elif T > 1 and loop:
         what = (f"gives the right numbers but runs a Python loop over the tokens "
                 f"({loop[0]} Python steps for 1 token, {loop[1]} for {LOOP_PROBE_T})")
@@ -334,6 +359,10 @@ def _count_cases() -> list[Case]:
         Case("a small FFN, 3 -> 5, bias=False", {"d": 3, "d_ff": 5, "bias": False}),
         Case("bias left at its default (True), 6 -> 10", {"d": 6, "d_ff": 10}),
         Case("a narrow hidden layer, 10 -> 7, with biases", {"d": 10, "d_ff": 7, "bias": True}),
+        Case("d = 640 again, with another width, 640 -> 2560, bias=False (the count follows d_ff too)",
+             {"d": 640, "d_ff": 2560, "bias": False}),
+        Case("a very wide FFN, 8192 -> 131072 (d_ff = 16 d), with biases: 2 * d * d_ff = 2**31, too big for "
+             "32-bit integers", {"d": 8192, "d_ff": 131072, "bias": True}),
     ]
 
 
@@ -343,8 +372,46 @@ def _count_hidden() -> list[Case]:
 
 
 def _count_problem(value: Any, case: Case) -> str | None:
-    return int_problem(value, "the number of parameters", "use // rather than /, or int(...)",
-                       "a parameter count is an int")
+    problem = int_problem(value, "the number of parameters", "use // rather than /, or int(...)",
+                          "a parameter count is an int")
+    if problem is not None:
+        return problem
+    value = int(value)
+    expected = _reference_count(**case.args)
+    if value.bit_length() > 100:                         # never float() or str() a number this big
+        return (f"returned a number about {value.bit_length() * 0.30103:,.0f} digits long: a power crept in. "
+                "Look for ** where * was meant (d ** d_ff raises d to the power d_ff)")
+    if value != expected and (value - expected) % 2 ** 32 == 0:
+        return (f"returned {value:,} where the count is {expected:,}: that is the count wrapped around at 2**32, "
+                "the overflow of 32-bit integers (np.int32 holds at most 2,147,483,647). Compute with Python's "
+                "int, which never overflows: plain d * d_ff, no np.int32")
+    for other in _count_cases() + _count_hidden():
+        d, d_ff = other.args["d"], other.args["d_ff"]
+        if (d, d_ff) != (case.args["d"], case.args["d_ff"]) and d == case.args["d"] \
+                and value != expected and value == _reference_count(**other.args):
+            return (f"returned {value:,}, the count for d_ff = {d_ff:,} (another case with the same d = {d}), "
+                    f"not for d_ff = {case.args['d_ff']:,}: the result does not follow d_ff. A result kept from "
+                    "an earlier call (a cache or a global keyed on d alone) gives this; compute it from both "
+                    "sizes every time")
+    return None
+
+
+def _by_keyword(fn: Callable, name: str, index: int) -> Callable:
+    """fn called with its argument `name` by keyword when the function takes it only so (after a `*`): cases pass
+    their arguments by position, and `def f(d, d_ff, *, bias=True)` is just as right."""
+    try:
+        parameters = list(inspect.signature(fn).parameters.values())
+    except (TypeError, ValueError):
+        return fn
+    positional = [p for p in parameters if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    if len(positional) > index or any(p.kind is p.VAR_POSITIONAL for p in parameters) \
+            or not any(p.name == name and p.kind is p.KEYWORD_ONLY for p in parameters):
+        return fn
+
+    def call(*args):
+        return fn(*args[:index], **({name: args[index]} if len(args) > index else {}))
+    call.__signature__ = inspect.signature(fn)
+    return call
 
 
 def _bias_signature_problem(fn: Callable) -> str | None:
@@ -354,8 +421,9 @@ def _bias_signature_problem(fn: Callable) -> str | None:
         signature = inspect.signature(fn)
     except (TypeError, ValueError):  # a built-in without a signature: let the cases find out
         return None
+    keyword = any(p.name == "bias" and p.kind is p.KEYWORD_ONLY for p in signature.parameters.values())
     try:
-        signature.bind(768, 3072, False)
+        signature.bind(768, 3072, bias=False) if keyword else signature.bind(768, 3072, False)
     except TypeError:
         return ("your function takes no third argument, `bias`, so it cannot be asked for the count without "
                 "biases. Start it with `def count_ffn_params(d, d_ff, bias=True):` and leave b1 and b2 out of "
@@ -365,9 +433,13 @@ def _bias_signature_problem(fn: Callable) -> str | None:
     except TypeError:
         return ("your `bias` argument has no default, so count_ffn_params(d, d_ff) cannot be called. Give it "
                 "the default True: `def count_ffn_params(d, d_ff, bias=True):`.")
-    third = list(signature.bind(768, 3072, False).arguments)[2:3]
-    parameter = signature.parameters[third[0]] if third else None
-    if parameter is not None and parameter.kind in (parameter.POSITIONAL_ONLY, parameter.POSITIONAL_OR_KEYWORD):
+    if keyword:
+        parameter = signature.parameters["bias"]
+    else:
+        third = list(signature.bind(768, 3072, False).arguments)[2:3]
+        parameter = signature.parameters[third[0]] if third else None
+    if parameter is not None and parameter.kind in (parameter.POSITIONAL_ONLY, parameter.POSITIONAL_OR_KEYWORD,
+                                                    parameter.KEYWORD_ONLY):
         default = parameter.default
         if default is not True and not (type(default) is int and default == 1):
             return (f"your `{parameter.name}` argument defaults to {fmt(default)}, so count_ffn_params(d, d_ff) "
@@ -388,9 +460,14 @@ def _ignores_sizes(fn: Callable, cases: list[Case]) -> list | None:
         value = outcome.value
         if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)):
             return None  # None, a string, a tuple: the validation says what is wrong with its kind
-        by_bias.setdefault(bool(case.args.get("bias", True)), set()).add(float(value))
+        # an int stays an int: float() of a huge one (d ** d_ff) raises OverflowError
+        by_bias.setdefault(bool(case.args.get("bias", True)), set()).add(
+            int(value) if isinstance(value, (int, np.integer)) else float(value))
     if all(len(values) == 1 for values in by_bias.values()):
-        return sorted({v for values in by_bias.values() for v in values}, reverse=True)
+        values = {v for values in by_bias.values() for v in values}
+        if any(isinstance(v, int) and v.bit_length() > 100 for v in values):
+            return None  # a huge number: the cases say what is wrong with it (a ** where * was meant)
+        return sorted(values, reverse=True)
     return None
 
 
@@ -403,10 +480,12 @@ def check_count_ffn_params(fn) -> bool:
     if problem:
         print(f"count_ffn_params: {problem}")
         return False
+    fn = _by_keyword(fn, "bias", 2)
     cases = _count_cases()
     fixed = _ignores_sizes(fn, cases)
     if fixed is not None:
-        shown = " or ".join(f"{int(v):,}" if float(v).is_integer() else fmt(v) for v in fixed)
+        shown = " or ".join(f"{int(v):,}" if isinstance(v, int) or float(v).is_integer() else fmt(v)
+                            for v in fixed)
         print(f"count_ffn_params: your function returns {shown} whatever d and d_ff are: it counts one model's "
               "sizes, not the ones it is given. Compute the count from the arguments d and d_ff (and do not "
               "overwrite them inside the function), so that one function answers for every model.")
@@ -427,43 +506,67 @@ MEMORY_T = 512  # tokens in the case that measures memory
 
 
 class _TokenCounter(np.ndarray):
-    """W1 as the check hands it to ffn_chunked: the same numbers, and a record of every matrix product it
-    takes part in (@, np.matmul, np.dot, W1.dot, np.einsum, ...). A product of W1 with a chunk makes that
-    chunk's hidden rows, (rows, d_ff) or (d_ff, rows), so its size divided by d_ff is the number of tokens
-    in the chunk. Views of W1 (W1.T, copies) share the record; products come back as ordinary arrays."""
+    """x, W1 and W2 as the checks hand them to ffn_batched and ffn_chunked: the same numbers, and a record of
+    every matrix product they take part in (@, np.matmul, np.dot, .dot, np.einsum, ...). A product of W1, or
+    of (a slice of) x, that makes hidden rows, (rows, d_ff) or (d_ff, rows), has size / d_ff tokens: it is
+    noted in `products`; a product of W2 that makes output rows is noted in `outputs`. So converting W1 to a
+    plain array (np.asarray(W1), W1 * 1) still leaves x's chunks to be seen. Slices and views share the
+    record; x's slices (x[s:s + chunk], np.array_split(x, ...), x.astype, x * 1) stay watched; products come
+    back as ordinary arrays."""
 
-    products: list | None = None         # tokens in each product, in order
+    products: list | None = None         # tokens in each product that makes hidden rows, in order
+    outputs: list | None = None          # tokens in each product with W2 that makes output rows
     d_ff: int = 1
     weight_shape: tuple = ()             # W1's shape (d, d_ff): only products of W1 or W1.T count
+    role: str = "W1"                     # "x", "W1" or "W2": which input this array is (a view of)
 
     def __array_finalize__(self, obj):
-        for name in ("products", "d_ff", "weight_shape"):
+        for name in ("products", "outputs", "d_ff", "weight_shape", "role"):
             setattr(self, name, getattr(obj, name, getattr(_TokenCounter, name)))
 
-    def _record(self, result):
+    def _record(self, result, operands=None):
         shape = np.shape(result)
-        if (self.products is None or self.shape not in (self.weight_shape, self.weight_shape[::-1])
-                or not shape or self.d_ff not in (shape[0], shape[-1])):
-            return  # not W1 itself, or not a product that makes hidden rows
-        self.products.append(np.size(result) // self.d_ff)
+        if self.products is None or not shape:
+            return
+        watched = [a for a in (operands if operands is not None else (self,)) if isinstance(a, _TokenCounter)]
+        d, d_ff = self.weight_shape if len(self.weight_shape) == 2 else (0, self.d_ff)
+        weights = (self.weight_shape, self.weight_shape[::-1])
+        first = any((a.role == "W1" and a.shape in weights) or (a.role == "x" and a.ndim in (1, 2)
+                                                                 and d in a.shape) for a in watched)
+        second = any(a.role == "W2" and a.shape in weights[::-1] for a in watched)
+        if first and d_ff in (shape[0], shape[-1]):
+            self.products.append(np.size(result) // d_ff)
+        elif second and d in (shape[0], shape[-1]) and self.outputs is not None:
+            self.outputs.append(np.size(result) // d)
 
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
         if "out" in kwargs:
             kwargs["out"] = _plain(kwargs["out"])
         result = getattr(ufunc, method)(*_plain(inputs), **kwargs)
         if ufunc is np.matmul and method == "__call__":
-            self._record(result)
+            self._record(result, _flat(inputs))
+        elif (method == "__call__" and isinstance(result, np.ndarray) and type(result) is np.ndarray
+              and "out" not in kwargs):
+            # x * 1, x + 0, np.multiply(x, 1.0): a copy of x is still x, watched like it
+            source = next((a for a in inputs if isinstance(a, _TokenCounter) and a.role == "x"
+                           and a.shape == result.shape), None)
+            if source is not None:
+                result = result.view(_TokenCounter)
+                result.__array_finalize__(source)
         return result
 
     def __array_function__(self, func, types, args, kwargs):
-        result = func(*_plain(args), **_plain(kwargs))
         if func in _PRODUCTS:
-            self._record(result)
-        return result
+            result = func(*_plain(args), **_plain(kwargs))
+            self._record(result, _flat((args, kwargs)))
+            return result
+        if any(isinstance(a, _TokenCounter) and a.role == "x" for a in _flat(args)):
+            return super().__array_function__(func, types, args, kwargs)  # x's slices stay watched
+        return func(*_plain(args), **_plain(kwargs))
 
     def dot(self, other, out=None):
         result = np.dot(self.view(np.ndarray), _plain(other), out=_plain(out))
-        self._record(result)
+        self._record(result, [self, other])
         return result
 
     def __repr__(self):  # what the learner would see printing W1: the plain array
@@ -471,6 +574,29 @@ class _TokenCounter(np.ndarray):
 
     def __str__(self):
         return str(self.view(np.ndarray))
+
+
+def _flat(value) -> list:
+    """The arrays in value, also inside tuples, lists and dicts (the operands of a call)."""
+    if isinstance(value, np.ndarray):
+        return [value]
+    if isinstance(value, (list, tuple)):
+        return [a for v in value for a in _flat(v)]
+    if isinstance(value, dict):
+        return [a for v in value.values() for a in _flat(v)]
+    return []
+
+
+def _watch(x, W1, W2) -> tuple[np.ndarray, np.ndarray, np.ndarray, list, list]:
+    """x, W1 and W2 viewed as recording arrays that share one record: (x, W1, W2, products, outputs)."""
+    products, outputs = [], []
+    views = []
+    for array, role in ((x, "x"), (W1, "W1"), (W2, "W2")):
+        view = np.asarray(array).view(_TokenCounter)
+        view.products, view.outputs, view.d_ff, view.weight_shape, view.role = (products, outputs, W1.shape[1],
+                                                                                W1.shape, role)
+        views.append(view)
+    return (*views, products, outputs)
 
 
 _PRODUCTS = {np.dot, np.einsum, np.tensordot, np.inner, np.linalg.multi_dot}
@@ -488,6 +614,12 @@ class _Measured:
     value: Any
     peak: int
     products: list
+    outputs: list = None    # tokens in each product with W2 (seen when W1 and x were both converted)
+
+    @property
+    def tokens(self) -> list:
+        """The tokens in each product the check saw: with W1 or x's slices if any, else with W2."""
+        return self.products or self.outputs or []
 
     def __array__(self, dtype=None, copy=None):
         """The returned value as an array, so that two malformed results (a 3-D stack of chunks) compare."""
@@ -496,10 +628,9 @@ class _Measured:
 
 def _measured(fn: Callable) -> Callable:
     def call(x, W1, b1, W2, b2, chunk):
-        watched = W1.view(_TokenCounter)
-        watched.products, watched.d_ff, watched.weight_shape = [], W1.shape[1], W1.shape
-        value, peak = peak_bytes(fn, x, watched, b1, W2, b2, chunk)
-        return _Measured(value, peak, watched.products)
+        xw, W1w, W2w, products, outputs = _watch(x, W1, W2)
+        value, peak = peak_bytes(fn, xw, W1w, b1, W2w, b2, chunk)
+        return _Measured(_plain(value), peak, products, outputs)
     return call
 
 
@@ -613,7 +744,9 @@ def _chunked_problem(measured: _Measured, case: Case, explained: set | None = No
     expected = _reference_chunked(**case.args)
     if not _agrees(value, expected):
         return _precision_problem(value, expected) or _wrong_rows(value, expected, chunk)
-    found = _chunking_problem(measured.products, T, chunk)
+    if not measured.tokens:
+        return _unseen_products(explained)
+    found = _chunking_problem(measured.tokens, T, chunk)
     if found:
         kind, ran, why = found
         if explained is not None and kind in explained:

@@ -30,38 +30,82 @@ def _elementwise_problem(value, case) -> str | None:
     if isinstance(value, (list, tuple)):
         return (f"returned {a_kind(value)}; return a NumPy array shaped like z, {z.shape} "
                 "(np.array(...) of your list, or NumPy functions that work on the whole array)")
+    subclass = _subclass_problem(value)
+    if subclass:
+        return subclass
+    if isinstance(value, np.ndarray) and value.dtype == object:
+        return ("returned an object array (dtype object), as np.frompyfunc or a list of mixed things gives: "
+                "return floats. NumPy's own functions on the whole array (np.exp, special.erf) give them, or "
+                "np.vectorize(f, otypes=[float])")
     problem = array_problem(value, z.shape, shape_hints=hints)
     if problem is not None:
         return problem
     if z.dtype == np.float64 and value.dtype != np.float64:
         return (f"returned dtype {value.dtype} for float64 input; keep float64 (a cast to a smaller type "
                 "throws away precision)")
+    if np.dtype(value.dtype).itemsize < np.dtype(z.dtype).itemsize:
+        return (f"returned dtype {value.dtype} for {z.dtype} input; keep at least the input's precision (a cast "
+                "to a smaller type throws away digits)")
     return None
 
 
-class _NotThisMistake(Exception):
-    """Raised by a probing mutant when the learner did not make its mistake on a case (it then matches nothing)."""
+def _subclass_problem(value) -> str | None:
+    """A message for an array subclass (np.matrix, a masked array): each has rules of its own."""
+    if isinstance(value, np.ndarray) and type(value) is not np.ndarray:
+        return (f"returned {a_kind(value)}, a subclass of the NumPy array with rules of its own; return a plain "
+                "array (np.asarray(...)), as NumPy's functions on a plain array give")
+    return None
 
 
-def _rounding_mistake(fn, reference) -> Mistake:
-    """Names a result that is the right one rounded to 0-4 decimals (a rounding meant for display)."""
-    def probing(z):
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            outcome = run(fn, {"z": z})
-        want = np.asarray(reference(np.asarray(z, dtype=float)), dtype=float)
-        try:
-            got = np.asarray(outcome.value, dtype=float)
-        except (TypeError, ValueError):
-            raise _NotThisMistake from None
-        if outcome.raised or got.shape != want.shape or not (
-                close(got, want, rtol=1e-5, atol=1e-6)
-                or any(close(got, np.round(want, k), rtol=1e-6, atol=1e-6) for k in range(5))):
-            raise _NotThisMistake
-        return outcome.value
-    return Mistake("the result is rounded",
-                   "Return the values as computed: rounding for display belongs in a print, not in the function.",
-                   probing)
+def _precision_problem(value, expected, what: str, low: bool = False, at=None) -> str | None:
+    """For a float64 result that agrees with the reference only to a few digits: rounding, float32 or float16
+    inside, or an approximation, named; None when it agrees to float64's precision (or is simply wrong)."""
+    value, expected = np.asarray(value), np.asarray(expected)
+    if value.shape != expected.shape or not np.issubdtype(value.dtype, np.floating) or _agrees(value, expected):
+        return None
+    both64 = value.dtype == np.float64 and expected.dtype == np.float64
+    given = value                                          # in its own dtype: np.round(v32, 2) is float32 too
+    value, expected = value.astype(np.float64), expected.astype(np.float64)
+    error = np.abs(value - expected)
+    for decimals in range(0, 9):
+        if (np.array_equal(np.round(given, decimals), given) and not np.array_equal(np.round(expected, decimals),
+                                                                                  expected)
+                and np.max(error) <= 0.5 * 10.0 ** -decimals * (1 + 1e-6) + (1e-12 if both64 else 1e-6)):
+            places = "whole numbers" if decimals == 0 else f"{decimals} decimals"
+            return (f"returned numbers rounded to {places}; return them as computed. Rounding belongs in printing "
+                    "(f\"{y:.4f}\"), never in the result")
+    if not both64 or low:
+        return None                      # float32 input: float32 inside is allowed; rounding was the one slip
+    for small, digits in ((np.float16, 3), (np.float32, 7)):
+        with np.errstate(over="ignore"):
+            cast_in = at is not None and _agrees(value, np.asarray(at(small), dtype=float))  # z cast down first
+            if cast_in or np.array_equal(value.astype(small).astype(np.float64), value) and not close(
+                    value, expected, rtol=1e-12, atol=0):
+                return (f"returned numbers that fit in {np.dtype(small).name}, or its inputs did: part of {what} "
+                        f"ran in {np.dtype(small).name} (about {digits} significant digits), float32 inside or "
+                        "float16, and was cast back to float64. "
+                        "Keep float64 all the way: no .astype(np.float32) or np.float32(...) inside")
+    if close(value, expected, rtol=1e-6, atol=2e-6):
+        return (f"returned numbers that agree with the exact {what} only to within {float(np.max(error)):.1g}, "
+                "where float64 is good to about 1e-16 of each value: an approximation (of erf, of the exponential) "
+                "or float32 inside. Use the exact functions on float64: scipy.special.erf or ndtr, np.exp or "
+                "scipy.special.expit")
+    return None
+
+
+def _tight(a, b) -> bool:
+    """Agreement to float64's precision. Correct ways of writing GELU, SiLU or SwiGLU agree to about 1e-14
+    relative; 0.5 * z * (1 + erf(z / sqrt(2))) loses relative precision in the far left tail, where the values
+    themselves are below 1e-13, hence the small absolute slack."""
+    return close(a, b, rtol=1e-10, atol=1e-13)
+
+
+def _agrees(value, expected) -> bool:
+    """The comparison of gelu's or silu's result: float64's precision, or float32's for a float32 result or
+    float32 reference (float32 input may come back as float32)."""
+    if np.asarray(value).dtype == np.float64 and np.asarray(expected).dtype == np.float64:
+        return _tight(value, expected)
+    return close(value, expected, rtol=1e-5, atol=1e-6)
 
 
 def _cases(seed: int, large: list[float]) -> list[Case]:
@@ -142,10 +186,10 @@ _GELU_MISTAKES = [
 @grader
 def check_gelu(fn) -> bool:
     """Grade `gelu(z)`: the exact GELU z * Φ(z), element-wise, for a NumPy array z of any shape."""
-    rounded = [_rounding_mistake(fn, gelu)] if callable(fn) else []
     ok = check_function(
-        "gelu", fn, _cases(4, [-10.0, -6.0, -3.0, 3.0, 6.0, 10.0]), gelu, _elementwise_problem,
-        _GELU_MISTAKES + rounded, compare=lambda a, b: close(a, b, rtol=1e-5, atol=1e-6),
+        "gelu", fn, _cases(4, [-10.0, -6.0, -3.0, 3.0, 6.0, 10.0]), gelu,
+        lambda value, case: _activation_problem(value, case, gelu, "GELU"),
+        _GELU_MISTAKES, compare=_agrees,
         fallback_hint="compare your code with z * Phi(z), Phi(z) = 0.5 * (1 + erf(z / sqrt(2))), term by term: "
                       "what divides z inside erf, the factor 1/2, and the final factor z.")
     return ok
@@ -197,10 +241,22 @@ def _quiet(compute):
         return compute()
 
 
-def _silu_problem(value, case) -> str | None:
+def _activation_problem(value, case, reference, what: str) -> str | None:
+    """_elementwise_problem, then for a float64 result: agreement with the reference only to a few digits."""
     problem = _elementwise_problem(value, case)
-    if problem is None or not isinstance(value, np.ndarray) or value.shape != case.args["z"].shape:
-        return problem
+    if problem is None:
+        z = case.args["z"]
+        with np.errstate(all="ignore"):
+            problem = _precision_problem(value, reference(z), what, low=z.dtype != np.float64,
+                                         at=lambda small: reference(z.astype(small).astype(np.float64)))
+    return problem
+
+
+def _silu_problem(value, case) -> str | None:
+    problem = _activation_problem(value, case, silu, "SiLU")
+    if (problem is None or not isinstance(value, np.ndarray) or value.shape != case.args["z"].shape
+            or not np.issubdtype(value.dtype, np.floating)):
+        return problem                       # an object array: np.isfinite cannot even look at it
     z = case.args["z"]
     bad = ~np.isfinite(value)
     if np.any(bad & (z > 0)):
@@ -234,10 +290,9 @@ def check_silu(fn) -> bool:
     hint = _overflow_hint(fn) if callable(fn) else ""
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        rounded = [_rounding_mistake(fn, silu)] if callable(fn) else []
         ok = check_function(
-            "silu", fn, _cases(5, _SILU_LARGE), silu, _silu_problem, _SILU_MISTAKES + rounded,
-            compare=lambda a, b: close(a, b, rtol=1e-5, atol=1e-6), fallback_hint=hint)
+            "silu", fn, _cases(5, _SILU_LARGE), silu, _silu_problem, _SILU_MISTAKES,
+            compare=_agrees, fallback_hint=hint)
     overflowed = any(issubclass(w.category, RuntimeWarning) and "overflow" in str(w.message) for w in caught)
     if ok and overflowed:
         print("  Note: your silu is right, but NumPy warned 'overflow encountered in exp' along the way: for "
@@ -310,6 +365,12 @@ _SWIGLU_MISTAKES = [
             "number of leading dimensions works.",
             lambda x, W_gate, W_up, W_down: np.asarray(W_down).T @ (
                 silu(np.asarray(W_gate).T @ np.asarray(x)) * (np.asarray(W_up).T @ np.asarray(x)))),
+    Mistake("the matrices applied on the left, as stored (W_gate @ x)",
+            "W_gate is stored (d, d_ff) and x holds one token per row: W_gate @ x runs only when d = d_ff, and "
+            "then gives the wrong numbers (the transpose's). Multiply with the matrix on the right, x @ W_gate, "
+            "and keep that one way for every input (no try/except that switches order when one fails).",
+            lambda x, W_gate, W_up, W_down: np.asarray(W_down) @ (
+                silu(np.asarray(W_gate) @ np.asarray(x)) * (np.asarray(W_up) @ np.asarray(x)))),
     Mistake("no SiLU at all (a plain product of the two paths)",
             "Apply SiLU to the gate path: silu(x @ W_gate) * (x @ W_up).",
             _mutant(lambda g, v: g * v)),
@@ -331,18 +392,40 @@ def _swiglu_cases() -> list[Case]:
     rng = np.random.default_rng(6)
     W = {"W_gate": rng.normal(size=(_D, _D_FF)), "W_up": rng.normal(size=(_D, _D_FF)),
          "W_down": rng.normal(size=(_D_FF, _D)) / math.sqrt(_D_FF)}
+    square = {"W_gate": rng.normal(size=(_D, _D)), "W_up": rng.normal(size=(_D, _D)),
+              "W_down": rng.normal(size=(_D, _D)) / math.sqrt(_D)}   # normal draws: not symmetric
     return [
         Case("one token, x of shape (d,) = (4,)", {"x": rng.normal(size=_D), **W}),
         Case("a sequence, x of shape (T, d) = (5, 4)", {"x": rng.normal(size=(5, _D)), **W}),
         Case("a batch, x of shape (B, T, d) = (2, 3, 4)", {"x": rng.normal(size=(2, 3, _D)), **W}),
+        Case("one token with square weights, d = d_ff = 4 (W @ x runs here, and is wrong)",
+             {"x": rng.normal(size=_D), **square}),
+        Case("a sequence (T, d) = (4, 4) with square weights, d = d_ff = 4", {"x": rng.normal(size=(_D, _D)),
+                                                                             **square}),
     ]
 
 
 def _swiglu_problem(value, case) -> str | None:
-    lead = np.shape(case.args["x"])[:-1]
-    hints = {lead + (_D_FF,): "That is the hidden layer's shape, (..., d_ff): multiply by W_down at the end.",
-             lead: "The output has a row of d numbers per token: check the last matrix product."}
-    return array_problem(value, lead + (_D,), shape_hints=hints)
+    x = np.asarray(case.args["x"])
+    lead, d, d_ff = x.shape[:-1], case.args["W_down"].shape[1], case.args["W_gate"].shape[1]
+    hints = {lead + (d_ff,): "That is the hidden layer's shape, (..., d_ff): multiply by W_down at the end.",
+             lead: "The output has a row of d numbers per token: check the last matrix product.",
+             (1,) + lead + (d,): "An extra leading axis of length 1: np.atleast_2d, x[None] or x.reshape(1, -1) "
+                                 "added it. x @ W works on a single token of shape (d,) as it is and returns "
+                                 "shape (d_ff,); keep x's leading shape, with no axis added"}
+    if d == d_ff:
+        hints.pop(lead + (d_ff,))
+    subclass = _subclass_problem(value)
+    if subclass:
+        return subclass
+    problem = array_problem(value, lead + (d,), shape_hints=hints)
+    if problem is None and x.dtype == np.float64 and value.dtype != np.float64:
+        problem = (f"returned dtype {value.dtype} for float64 inputs; keep float64 (a cast to a smaller type "
+                   "throws away precision)")
+    if problem is None:
+        with np.errstate(all="ignore"):
+            problem = _precision_problem(value, swiglu_ffn(**case.args), "SwiGLU FFN")
+    return problem
 
 
 class _NotThisMistake(Exception):
@@ -382,7 +465,7 @@ def check_swiglu_ffn(fn) -> bool:
     mistakes = _SWIGLU_MISTAKES + (_column_convention_mistake(fn) if callable(fn) else [])
     return check_function(
         "swiglu_ffn", fn, _swiglu_cases(), swiglu_ffn, _swiglu_problem, mistakes,
-        compare=lambda a, b: close(a, b, rtol=1e-6, atol=1e-9),
+        compare=_tight,
         fallback_hint="check each step against the formula: SiLU on x @ W_gate only, an element-wise product "
                       "with x @ W_up (both (..., d_ff)), then one product with W_down and nothing after it.")
 
@@ -400,7 +483,18 @@ def _hidden_cases() -> list[Case]:
         Case("d = 4096, multiple_of = 64", {"d": 4096, "multiple_of": 64}),
         Case("d = 4096, multiple_of = 100 (not a power of two)", {"d": 4096, "multiple_of": 100}),
         Case("d = 4096, multiple_of = 1 (no rounding)", {"d": 4096, "multiple_of": 1}),
+        Case("d = 96: 8/3 · d = 256 exactly, already a multiple of 256 (stays 256)", {"d": 96, "multiple_of": 256}),
+        Case("d = 1025, multiple_of = 1: h = 2733 stays 2733", {"d": 1025, "multiple_of": 1}),
     ]
+
+
+def _hidden_hidden() -> list[Case]:
+    return [Case("d = 6656 (Llama 33B) with the default multiple_of", {"d": 6656}),
+            Case("d = 2048, multiple_of = 256", {"d": 2048, "multiple_of": 256}),
+            Case("d = 1537, multiple_of = 4096 (Llama 3 70B's multiple): h = 4098, just past one multiple",
+                 {"d": 1537, "multiple_of": 4096}),
+            Case("d = 1000, multiple_of = 7", {"d": 1000, "multiple_of": 7}),
+            Case("d = 3, multiple_of = 1: h = 8", {"d": 3, "multiple_of": 1})]
 
 
 _HIDDEN_MISTAKES = [
@@ -481,8 +575,40 @@ def _default_mistakes(fn) -> list[Mistake]:
 
 
 def _width_problem(value, case) -> str | None:
-    return int_problem(value, "the width", "wrap the result in int(...); math.ceil returns an int, np.ceil a float",
-                       "truncate 2 * 4 * d / 3 with int(...) and round it up to a multiple of multiple_of")
+    problem = int_problem(value, "the width", "wrap the result in int(...); math.ceil returns an int, np.ceil a "
+                          "float", "truncate 2 * 4 * d / 3 with int(...) and round it up to a multiple of multiple_of")
+    if problem is None and int(value).bit_length() > 100:       # never float() or str() a number this big
+        return (f"returned a number about {int(value).bit_length() * 0.30103:,.0f} digits long: a power crept in. "
+                "Look for ** where * was meant")
+    if problem is None:
+        d, m = case.args["d"], case.args.get("multiple_of", 256)
+        h, value = int(2 * 4 * d / 3), int(value)
+        if h % m == 0 and value == h + m:
+            return (f"returned {value:,} where h = {h:,} is already a multiple of {m}: a width that is a multiple "
+                    "stays as it is. round(h / m + 0.5) rounds halves to the even number (round(1.5) = 2), and "
+                    "h // m + 1 always adds one; use math.ceil(h / m) or -(-h // m)")
+        if value == h - h % m and h % m and value % m == 0:
+            return (f"returned {value:,}, rounded down: h = {h:,} is {h // m} multiples of {m} and a bit, and the "
+                    f"bit needs a whole multiple more, {h - h % m + m:,}. A trick such as int(h / m + 0.999) "
+                    "misses a bit smaller than 0.001 of a multiple; use math.ceil(h / m) or -(-h // m)")
+    return problem
+
+
+def _keyword_multiple(fn):
+    """fn called with multiple_of by keyword when it takes it only so (`def swiglu_hidden(d, *, multiple_of=256)`
+    is as right as the positional form; the cases pass their arguments by position)."""
+    try:
+        parameters = list(inspect.signature(fn).parameters.values())
+    except (TypeError, ValueError):
+        return fn
+    positional = [p for p in parameters if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    if len(positional) > 1 or any(p.kind is p.VAR_POSITIONAL for p in parameters) \
+            or not any(p.name == "multiple_of" and p.kind is p.KEYWORD_ONLY for p in parameters):
+        return fn
+
+    def call(d, *rest):
+        return fn(d, multiple_of=rest[0]) if rest else fn(d)
+    return call
 
 
 @grader
@@ -490,7 +616,8 @@ def check_swiglu_hidden(fn) -> bool:
     """Grade `swiglu_hidden(d, multiple_of=256)`: int(2 * 4d / 3) rounded up to a multiple of multiple_of."""
     mistakes = (_default_mistakes(fn) if callable(fn) else []) + _HIDDEN_MISTAKES
     return check_function(
-        "swiglu_hidden", fn, _hidden_cases(), swiglu_hidden, _width_problem, mistakes,
+        "swiglu_hidden", _keyword_multiple(fn) if callable(fn) else fn, _hidden_cases(), swiglu_hidden,
+        _width_problem, mistakes, hidden=_hidden_hidden(),
         compare=lambda got, expected: got == expected,
         normalize=int,
         fallback_hint="take two thirds of 4d and truncate it to an int; then round that up to the next multiple "

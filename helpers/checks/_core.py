@@ -123,7 +123,7 @@ _CHECKS_DIR = str(Path(__file__).resolve().parent)               # helpers/check
 # always watched): a learner's function that calls one of them does not pass that exercise's check.
 COURSE_VERSIONS = {
     "ffn_batched": ("ffn",),                       # helpers.ffn.ffn
-    "count_ffn_params": ("ffn_params",),           # helpers.params.ffn_params
+    "count_ffn_params": ("ffn_params", "swiglu_params"),  # helpers.params: the count, or a third of SwiGLU's
     "collapse": ("collapse_affine",),              # helpers.collapse.collapse_affine
     "moe_forward": ("moe_ffn",),                   # helpers.ffn.moe_ffn
     "matvec": ("vecmat",),                         # helpers.flat.vecmat (lesson 02)

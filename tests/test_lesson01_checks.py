@@ -522,3 +522,11 @@ def test_the_whole_answer_examples_are_named_as_they_say():
     for name, answer, _ in _TRACE_MISTAKES:
         verdict = check_hand_trace(lambda: (answer["z"], answer["h"], answer["y"]))
         assert not verdict and verdict.mistake.startswith(name)
+
+
+def test_firing_units_as_an_array_built_from_a_list_passes_even_when_empty(capsys):
+    """np.array([...]) of an empty list is float64, but it holds no float index: "no unit fires" is right."""
+    def firing_units(x, W1, b1):
+        z = np.asarray(x, float) @ np.asarray(W1, float) + np.asarray(b1, float)
+        return np.array([k for k in range(len(z)) if z[k] > 0])
+    assert check_firing_units(firing_units), capsys.readouterr().out

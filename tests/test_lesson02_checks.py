@@ -11,7 +11,7 @@ from helpers import flat
 from helpers.checks import check_ffn_forward, check_matvec, check_transpose
 from helpers.checks._core import run
 from helpers.checks.lesson02 import (FFN_CASES, FFN_MISTAKES, MATVEC_CASES, MATVEC_MISTAKES, TRANSPOSE_CASES,
-                                     TRANSPOSE_MISTAKES)
+                                     TRANSPOSE_MISTAKES, numpy_uses)
 from helpers.ffn import ffn
 
 
@@ -1115,3 +1115,44 @@ def test_a_mistake_that_fits_one_failing_case_by_chance_is_not_offered(capsys):
 def test_huge_ints_returned_are_told_not_raised(capsys):
     verdict = check_matvec(lambda M, v: [10 ** 400] * (len(M) // len(v)))
     assert not verdict and "too large for a float" in capsys.readouterr().out
+
+
+# A scratch cell's NumPy array under the same name as an argument is not the learner's NumPy use: a
+# comprehension (its own code object in Python 3.11) reads the argument, not the global.
+v = np.array([1.0, -1.0])
+x = np.array([0.5, 2.0])
+h = np.array([3.0])
+
+
+def matvec_comprehension_over_argument(M, v):
+    n = len(v)
+    return [sum(M[i * n + j] * v[j] for j in range(n)) for i in range(len(M) // n)]
+
+
+def matvec_lambda_over_argument(M, v):
+    n = len(v)
+    dot = lambda row: sum(a * b for a, b in zip(row, v))              # noqa: E731
+    return [dot(M[i * n:(i + 1) * n]) for i in range(len(M) // n)]
+
+
+def matvec_inner_def_over_argument(M, v):
+    def row_times_v(i):
+        return sum(M[i * len(v) + j] * v[j] for j in range(len(v)))
+    return [row_times_v(i) for i in range(len(M) // len(v))]
+
+
+@pytest.mark.parametrize("fn", [matvec_comprehension_over_argument, matvec_lambda_over_argument,
+                                matvec_inner_def_over_argument])
+def test_an_argument_read_in_a_comprehension_is_not_the_global_of_its_name(fn, capsys):
+    assert numpy_uses(fn) == []
+    ok = check_matvec(fn)
+    out = capsys.readouterr().out
+    assert ok, out
+
+
+def matvec_comprehension_over_the_global(M, n_cols):
+    return [float(np.dot(M[i * n_cols:(i + 1) * n_cols], v)) for i in range(len(M) // n_cols)]
+
+
+def test_a_global_read_in_a_comprehension_is_still_seen():
+    assert any("`np.dot`" in use for use in numpy_uses(matvec_comprehension_over_the_global))

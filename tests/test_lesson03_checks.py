@@ -861,13 +861,47 @@ def test_chunked_slips_fail_even_with_w1_converted_to_a_plain_array(fn, phrase, 
     assert not bare_expected_got(result)
 
 
-def test_chunked_with_every_input_converted_fails_saying_what_to_change(capsys):
-    def all_converted(x, W1, b1, W2, b2, chunk):
-        x, W1, W2 = np.asarray(x), np.asarray(W1), np.asarray(W2)
-        return np.concatenate([ffn(x[s:s + 64], W1, b1, W2, b2) for s in range(0, len(x), 64)])
-    result, out = verdict(check_ffn_chunked, all_converted, capsys)
+def chunked_all_converted_fixed_64(x, W1, b1, W2, b2, chunk):
+    x, W1, W2 = np.asarray(x), np.asarray(W1), np.asarray(W2)
+    return np.concatenate([ffn(x[s:s + 64], W1, b1, W2, b2) for s in range(0, len(x), 64)])
+
+
+def chunked_all_converted_one_token(x, W1, b1, W2, b2, chunk):
+    x, W1, b1, W2, b2 = (np.array(a) for a in (x, W1, b1, W2, b2))
+    return np.concatenate([ffn(x[t:t + 1], W1, b1, W2, b2) for t in range(len(x))])
+
+
+@pytest.mark.parametrize("fn", [chunked_all_converted_fixed_64, chunked_all_converted_one_token])
+def test_chunked_with_every_input_converted_is_judged_by_its_memory(fn, capsys):
+    """No product can be seen: the memory it holds for chunk = 8 and chunk = 256 tells the chunking."""
+    result, out = verdict(check_ffn_chunked, fn, capsys)
     assert not result
-    assert "could not see a single product of x, W1 or W2" in out and "Work on the arrays as given" in out, out
+    assert "the memory it holds does not follow chunk" in out and "not a number typed in" in out, out
+
+
+def chunked_all_converted_right(x, W1, b1, W2, b2, chunk):
+    x, W1, b1, W2, b2 = (np.asarray(a) for a in (x, W1, b1, W2, b2))
+    return np.concatenate([np.maximum(x[s:s + chunk] @ W1 + b1, 0) @ W2 + b2 for s in range(0, len(x), chunk)])
+
+
+def batched_all_converted_right(x, W1, b1, W2, b2):
+    x, W1, b1, W2, b2 = (np.asarray(a) for a in (x, W1, b1, W2, b2))
+    return np.maximum(x @ W1 + b1, 0) @ W2 + b2
+
+
+def batched_loop_over_hidden_units(x, W1, b1, W2, b2):
+    y = np.zeros((x.shape[0], W2.shape[1]), dtype=x.dtype) + b2
+    for k in range(W1.shape[1]):
+        y += np.maximum(x @ W1[:, k] + b1[k], 0)[:, None] * W2[k]
+    return y
+
+
+@pytest.mark.parametrize("check, fn", [(check_ffn_chunked, chunked_all_converted_right),
+                                       (check_ffn_batched, batched_all_converted_right),
+                                       (check_ffn_batched, batched_loop_over_hidden_units)])
+def test_right_answers_that_convert_every_input_pass(check, fn, capsys):
+    result, out = verdict(check, fn, capsys)
+    assert result, out
 
 
 @pytest.mark.parametrize("fn", [

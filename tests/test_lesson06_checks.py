@@ -329,6 +329,40 @@ def test_a_function_without_source_is_judged_by_the_watch_alone(capsys):
     assert L._whole_products(sum_loop) == [] and L._whole_products(product_after_asarray)
 
 
+def product_through_a_view(x, W1, b1, W2, b2):
+    return np.maximum(x @ W1 + b1, 0) @ W2.view(np.ndarray) + b2
+
+
+def product_by_vecmat(x, W1, b1, W2, b2):
+    return np.vecmat(np.maximum(x @ W1 + b1, 0), W2) + b2
+
+
+def product_by_matvec(x, W1, b1, W2, b2):
+    return np.matvec(W2.T, np.maximum(x @ W1 + b1, 0)) + b2
+
+
+@pytest.mark.parametrize("fn", [product_through_a_view, product_by_vecmat, product_by_matvec])
+def test_a_whole_product_by_a_view_or_numpy_2s_matvec_is_seen(fn, capsys):
+    ok, out = verdict(check_ffn_as_sum, fn, capsys)
+    assert not ok and "multiplying W2 as a whole matrix" in out, out
+
+
+def sum_skipping_small_units(x, W1, b1, W2, b2):
+    y = b2.copy()
+    for k in range(W1.shape[1]):
+        a = max(0.0, x @ W1[:, k] + b1[k])
+        if a > 1e-3:                                     # "too small to matter": but it is part of the sum
+            y = y + a * W2[k]
+    return y
+
+
+def test_skipping_units_that_barely_fire_is_wrong(capsys):
+    ok, out = verdict(check_ffn_as_sum, sum_skipping_small_units, capsys)
+    assert not ok and "✘ a 5 -> 7 -> 5 FFN with unrounded weights, one unit barely firing (a = 2e-6)" in out, out
+    assert "✔ a 5 -> 7 -> 5 FFN with unrounded weights, one unit barely firing" in verdict(
+        check_ffn_as_sum, sum_loop, capsys)[1]
+
+
 def sum_by_contributions(x, W1, b1, W2, b2):
     return kv.contributions(x, W1, b1, W2).sum(axis=0) + b2
 

@@ -124,7 +124,8 @@ _CHECKS_DIR = str(Path(__file__).resolve().parent)               # helpers/check
 COURSE_VERSIONS = {
     "ffn_batched": ("ffn",),                       # helpers.ffn.ffn
     "count_ffn_params": ("ffn_params", "swiglu_params"),  # helpers.params: the count, or a third of SwiGLU's
-    "collapse": ("collapse_affine",),              # helpers.collapse.collapse_affine
+    "collapse": ("collapse_affine", "apply_stack", "best_affine_fit"),   # helpers.collapse: the answer, or
+    "residual_collapse": ("apply_stack", "best_affine_fit"),            # probing the stack for it
     "moe_forward": ("moe_ffn",),                   # helpers.ffn.moe_ffn
     "matvec": ("vecmat",),                         # helpers.flat.vecmat (lesson 02)
     "ffn_as_sum": ("contributions", "rebuild"),    # helpers.kv_memory: the references after Exercise 1

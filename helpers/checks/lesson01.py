@@ -430,7 +430,7 @@ def _indices_problem(value, case):
                     "one row per index: np.flatnonzero gives them flat)")
         if value.dtype == bool:
             value = [bool(v) for v in value]
-        elif np.issubdtype(value.dtype, np.floating):
+        elif np.issubdtype(value.dtype, np.floating) and value.size:   # np.array([]) holds no float index
             return (f"returned an array of floats ({fmt(value)}); an index must be an int, and a float cannot "
                     "index anything (W1[:, 3.0] raises IndexError): return the indices as ints")
         else:

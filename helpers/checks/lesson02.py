@@ -139,7 +139,11 @@ def numpy_uses(fn) -> list[str]:
                 pass
         walk(code, names, code.co_firstlineno, code)
 
-    def walk(code, names, first_line, top):
+    def walk(code, names, first_line, top, enclosing=frozenset()):
+        # A name a nested block (a comprehension, a lambda, an inner def) reads from the function around it is
+        # that function's local, an argument perhaps: never the global of the same name (a scratch cell's
+        # `v = np.array(...)` says nothing about the learner's v).
+        enclosing = enclosing | set(code.co_varnames) | set(code.co_cellvars)
         instructions = list(dis.get_instructions(code))
         for i, ins in enumerate(instructions):
             lineno = ins.positions.lineno if ins.positions else None
@@ -150,6 +154,8 @@ def numpy_uses(fn) -> list[str]:
                 text = f"{owner}.{ins.argval}" if isinstance(owner, str) and owner.isidentifier() else ins.argval
                 found.append(f"`{text}` ({where(top, first_line, lineno)})")
             elif ins.opname in _LOADS and isinstance(ins.argval, str):
+                if ins.opname in ("LOAD_DEREF", "LOAD_CLASSDEREF") and ins.argval in enclosing:
+                    continue                            # a local of this block or of one around it
                 obj = names.get(ins.argval, getattr(builtins, ins.argval, None))
                 dynamic = ins.argval in _DYNAMIC_IMPORTS or _is_dynamic_import(obj)
                 if dynamic or _is_numpy(obj):
@@ -168,7 +174,7 @@ def numpy_uses(fn) -> list[str]:
                         visit(method)
         for const in code.co_consts:
             if isinstance(const, types.CodeType):
-                walk(const, names, first_line, top)
+                walk(const, names, first_line, top, enclosing)
 
     visit(fn)
     return list(dict.fromkeys(found))

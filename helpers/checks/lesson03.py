@@ -2,9 +2,11 @@
 counting its parameters."""
 from __future__ import annotations
 
+import copy
 import inspect
 import io
 import sys
+import warnings
 from contextlib import redirect_stdout
 from dataclasses import dataclass
 from typing import Any, Callable
@@ -234,19 +236,6 @@ def _watched_batched(fn: Callable) -> Callable:
     return call
 
 
-def _unseen_products(explained: set | None) -> str:
-    """The message for right numbers made without any product the check could see: x, W1 and W2 were all
-    converted to new arrays first, which hides how many tokens each product took (a loop, or chunks)."""
-    what = ("gives the right numbers, but the check could not see a single product of x, W1 or W2: they were "
-            "all turned into new arrays first (np.asarray, np.array, np.ascontiguousarray, W1 * 1)")
-    if explained is not None and "unseen" in explained:
-        return f"{what} (see above)"
-    if explained is not None:
-        explained.add("unseen")
-    return (f"{what}, so it cannot tell how many tokens each product takes. Work on the arrays as given: they "
-            "are NumPy arrays already, and x @ W1 needs no conversion")
-
-
 def _batched_problem(measured: "_Measured", case: Case, loop: tuple[int, int] | None,
                      explained: set) -> str | None:
     """What is wrong with a result of ffn_batched: its kind, shape or dtype; then, for the right numbers, a
@@ -259,10 +248,8 @@ def _batched_problem(measured: "_Measured", case: Case, loop: tuple[int, int] | 
     if not _agrees(value, expected):
         return _precision_problem(value, expected)  # else wrong numbers: the comparison and mistakes say more
     T = case.args["x"].shape[0]
-    products = measured.tokens
-    if not products:
-        return _unseen_products(explained)
-    if T > 1 and min(products) < T:
+    products = measured.tokens   # none seen (x, W1, W2 all converted first): the Python steps still show a loop
+    if T > 1 and products and min(products) < T:
         pieces = "one token each" if set(products) == {1} else f"of {fmt(products, max_items=10)} tokens"
         what = (f"gives the right numbers but runs a Python loop over the tokens "
                 f"({plural(len(products), 'product')} with {'W1' if measured.products else 'W2'}, {pieces}, "
@@ -706,7 +693,48 @@ def _chunking_problem(products: list, T: int, chunk: int) -> tuple[str, str, str
                           "x[s:s + chunk] for s in range(0, T, chunk)")
 
 
-def _chunked_problem(measured: _Measured, case: Case, explained: set | None = None) -> str | None:
+PROBE_T, PROBE_CHUNKS = 2048, (8, 256)   # the memory probe: chunks of 256 tokens hold 32 times the rows of 8
+
+
+def _memory_by_chunk(fn: Callable) -> tuple[int, int] | None:
+    """The peak bytes fn holds for PROBE_T tokens (d = 4 -> d_ff = 1024) with each chunk size of PROBE_CHUNKS,
+    on plain arrays; None when it fails there. The second witness of the chunking, for a function whose
+    products the recording arrays cannot see (x, W1 and W2 all converted to new arrays first)."""
+    case = _ffn_case("", 41, T=PROBE_T, d=4, d_ff=1024)
+    peaks = []
+    for chunk in PROBE_CHUNKS:
+        args = copy.deepcopy(case.args)
+        try:
+            with redirect_stdout(io.StringIO()), warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                _, peak = peak_bytes(fn, *args.values(), chunk)
+        except Exception:
+            return None
+        peaks.append(peak)
+    return peaks[0], peaks[1]
+
+
+def _unseen_chunks(probe: Callable[[], tuple[int, int] | None], explained: set | None) -> str | None:
+    """For right numbers made with no product the check could see: whether the memory the function holds
+    grows with chunk, as chunks of chunk tokens make it (None: nothing wrong to report)."""
+    peaks = probe()
+    if peaks is None or peaks[1] >= 4 * peaks[0]:
+        return None
+    small, large = PROBE_CHUNKS
+    what = (f"gives the right numbers, but the memory it holds does not follow chunk: {PROBE_T} tokens took "
+            f"{peaks[0] / 1024:,.0f} KiB at once with chunk = {small} and {peaks[1] / 1024:,.0f} KiB with chunk = "
+            f"{large}, where chunks of {large} tokens hold {large // small} times the hidden rows")
+    if explained is not None and "memory" in explained:
+        return f"{what} (see above)"
+    if explained is not None:
+        explained.add("memory")
+    return (f"{what}. (x, W1 and W2 were all turned into new arrays first, so the check measured memory "
+            "instead of counting products.) Take chunk tokens per step, the argument, not a number typed in: "
+            "x[s:s + chunk] for s in range(0, T, chunk)")
+
+
+def _chunked_problem(measured: _Measured, case: Case, explained: set | None = None,
+                     probe: Callable[[], tuple[int, int] | None] = lambda: None) -> str | None:
     """What is wrong with a result of ffn_chunked: its kind or shape; then, for the right numbers, how the
     tokens were chunked (each kind explained in full the first time, `explained` remembers); then memory."""
     x, chunk = case.args["x"], case.args["chunk"]
@@ -744,9 +772,9 @@ def _chunked_problem(measured: _Measured, case: Case, explained: set | None = No
     expected = _reference_chunked(**case.args)
     if not _agrees(value, expected):
         return _precision_problem(value, expected) or _wrong_rows(value, expected, chunk)
-    if not measured.tokens:
-        return _unseen_products(explained)
-    found = _chunking_problem(measured.tokens, T, chunk)
+    found = _chunking_problem(measured.tokens, T, chunk) if measured.tokens else None
+    if not measured.tokens and (unseen := _unseen_chunks(probe, explained)):
+        return unseen
     if found:
         kind, ran, why = found
         if explained is not None and kind in explained:
@@ -941,9 +969,15 @@ def check_ffn_chunked(fn) -> bool:
     if not callable(fn):
         return not_a_function("ffn_chunked", fn)
     explained: set = set()  # kinds of chunking slip already explained in full, for this check only
+    probed: list = []
+
+    def probe():  # the memory probe runs once, and only for a function whose products were not seen
+        if not probed:
+            probed.append(_memory_by_chunk(fn))
+        return probed[0]
     return check_function(
         "ffn_chunked", _measured(fn), _chunked_cases(), _reference_chunked,
-        lambda measured, case: _chunked_problem(measured, case, explained),
+        lambda measured, case: _chunked_problem(measured, case, explained, probe),
         [Mistake(m.name, m.fix, _measured(m.fn)) for m in _CHUNKED_MISTAKES],  # judged like the learner's
         compare=_agrees, normalize=lambda measured: measured.value, describe=_describe_rows,
         fallback_hint="print the shape of each chunk's input and output inside your loop: every input "

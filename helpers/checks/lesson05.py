@@ -1,6 +1,7 @@
 """Checks for lesson 05, why the nonlinearity matters."""
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import numpy as np
@@ -18,7 +19,9 @@ def _as_float_array(value: Any) -> np.ndarray | None:
     if value is None or isinstance(value, (str, bytes)):
         return None
     try:
-        array = np.asarray(value, dtype=float)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")      # complex numbers: _element_kind names them, no warning needed
+            array = np.asarray(value, dtype=float)
     except (TypeError, ValueError):
         return None
     return array
@@ -200,7 +203,7 @@ def _pair_close(got, expected) -> bool:
         (W, b), (W_ref, b_ref) = got, expected
     except (TypeError, ValueError):
         return False
-    return close(W, W_ref) and close(b, b_ref)
+    return close(W, W_ref, rtol=1e-9, atol=1e-12) and close(b, b_ref, rtol=1e-9, atol=1e-12)   # float64: exact
 
 
 def _describe_pair(value) -> str:
@@ -301,6 +304,7 @@ def check_residual_collapse(fn) -> bool:
         "residual_collapse", fn, _residual_cases(), _residual_reference, _residual_problem,
         _RESIDUAL_MISTAKES + rounded,
         normalize=lambda v: np.asarray(v, dtype=float),
+        compare=lambda got, expected: close(got, expected, rtol=1e-9, atol=1e-12),    # float64: exact
         fallback_hint="write x itself as x @ I, then factor x out of x @ I + x @ W1 @ W2.")
 
 
@@ -338,8 +342,8 @@ def _detector_shapes(value: Any) -> tuple[list[np.ndarray] | None, str | None]:
             return None, f"`{name}` is {shown}, not numbers"
         kind = _element_kind(part)
         if kind is not None:
-            return None, (f"`{name}` holds {kind}, not numbers (NumPy could convert them, but a weight is a "
-                          "number): write 1.0, not '1'")
+            return None, (f"`{name}` holds {kind}, not real numbers (NumPy could convert them, but a weight is "
+                          "a real number): write 1.0, not '1' or 1+0j")
         if not np.all(np.isfinite(array)):
             return None, f"`{name}` holds NaN or infinity"
         arrays.append(array)
@@ -364,7 +368,8 @@ def _detector_shapes(value: Any) -> tuple[list[np.ndarray] | None, str | None]:
 
 
 def _element_kind(part: Any) -> str | None:
-    """'strings' when part holds text that np.asarray(..., dtype=float) would still convert; else None."""
+    """'strings' or 'complex numbers' when part holds what np.asarray(..., dtype=float) would still convert
+    (text, or complex numbers with no imaginary part); else None."""
     if isinstance(part, np.ndarray):
         dtype_kind = part.dtype.kind
     else:
@@ -374,6 +379,8 @@ def _element_kind(part: Any) -> str | None:
             return None
     if dtype_kind in "US":
         return "strings"
+    if dtype_kind == "c":
+        return "complex numbers"
     if dtype_kind == "O":
         leaves = np.asarray(part, dtype=object).ravel()
         if any(isinstance(leaf, (str, bytes)) for leaf in leaves):

@@ -40,7 +40,8 @@ def _f(a):
 # hands the learner's function W2 as a _ProductWatch: the same numbers, and a record of every matrix product
 # that W2 takes part in as a whole. A product that keeps one row per unit (np.diag(a) @ W2, einsum "k,kj->kj")
 # still builds the terms; one that sums over the units (h @ W2, np.dot(h, W2), einsum "k,kj->j") does not.
-_PRODUCTS = {np.dot, np.einsum, np.tensordot, np.inner, np.vdot, np.linalg.multi_dot}
+_PRODUCTS = {np.dot, np.einsum, np.tensordot, np.inner, np.vdot, np.linalg.multi_dot,
+             *(getattr(np, name) for name in ("matvec", "vecmat", "vecdot") if hasattr(np, name))}
 
 
 class _ProductWatch(np.ndarray):
@@ -105,8 +106,9 @@ def _plain(value):
 # its source. A matrix product one of whose operands is all of W2 (the parameter itself, W2.T, or a name
 # assigned from such an expression) sums over the units, unless it keeps one row per unit (np.diag(a) @ W2,
 # an einsum whose output keeps W2's unit index). W2[k], a row, is the point of the exercise and never counts.
-_PRODUCT_NAMES = {"dot", "matmul", "einsum", "tensordot", "inner", "vdot", "multi_dot"}
-_COPY_NAMES = {"asarray", "array", "asanyarray", "ascontiguousarray", "asfarray", "copy", "astype", "matrix",
+_PRODUCT_NAMES = {"dot", "matmul", "einsum", "tensordot", "inner", "vdot", "multi_dot", "matvec", "vecmat",
+                  "vecdot"}
+_COPY_NAMES = {"asarray", "array", "asanyarray", "ascontiguousarray", "asfarray", "copy", "astype", "matrix", "view",
                "float64", "float32", "transpose", "conj", "real"}
 
 
@@ -327,10 +329,16 @@ def _sum_cases():
         Case("a 2 -> 5 -> 2 FFN in which no unit fires",
              {"x": np.array([1.0, 1.0]), "W1": -np.abs(np.round(rng.normal(size=(2, 5)), 1)) - 0.1,
               "b1": np.full(5, -0.5), "W2": np.round(rng.normal(size=(5, 2)), 1), "b2": np.array([0.7, -0.3])}),
-        Case("a 5 -> 7 -> 5 FFN with unrounded weights",
-             {"x": raw.normal(size=5), "W1": raw.normal(size=(5, 7)), "b1": raw.normal(size=7),
-              "W2": raw.normal(size=(7, 5)), "b2": raw.normal(size=5)}),
+        _barely_firing(raw),
     ]
+
+
+def _barely_firing(rng):
+    """Unrounded weights, and unit 2 set to fire with a = 2e-6: an answer that skips small a shows here."""
+    x, W1, b1 = rng.normal(size=5), rng.normal(size=(5, 7)), rng.normal(size=7)
+    b1[2] = 2e-6 - x @ W1[:, 2]
+    return Case("a 5 -> 7 -> 5 FFN with unrounded weights, one unit barely firing (a = 2e-6)",
+                {"x": x, "W1": W1, "b1": b1, "W2": rng.normal(size=(7, 5)), "b2": rng.normal(size=5)})
 
 
 def _sum_hidden():
@@ -448,6 +456,7 @@ def check_ffn_as_sum(fn) -> bool:
         "ffn_as_sum", watched, cases, _reference_sum,
         lambda value, case: _sum_problem(value, case, rule_broken, in_source), mistakes,
         normalize=_sum_values, hidden=_sum_hidden(),
+        compare=lambda got, expected: close(got, expected, rtol=1e-9, atol=1e-12),   # float64 sums: exact
         fallback_hint="print your a_k for the first failing case beside relu(x @ W1 + b1) computed in one "
                       "line; then check which slice of W2 each unit writes and that b2 is added exactly once.")
 

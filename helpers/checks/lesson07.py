@@ -353,7 +353,7 @@ def _route_close(got, expected) -> bool:
         picked = np.take_along_axis(logits, experts, axis=-1)                 # (n, k) their logits
         best = -np.sort(-logits, axis=-1)[:, :k]                              # (n, k) the k largest
         return (np.array_equal(-np.sort(-picked, axis=-1), best)
-                and close(weights, softmax(picked), rtol=1e-6, atol=1e-9))
+                and close(weights, softmax(picked), rtol=1e-9, atol=1e-12))
     try:
         other = _as_routing(expected)
     except Exception:
@@ -686,7 +686,7 @@ def check_moe_forward(fn) -> bool:
         return not_a_function("moe_forward", fn)
     return check_function(
         "moe_forward", _guarded(fn), _moe_cases(), _reference_moe, _moe_problem, _MOE_MISTAKES,
-        compare=lambda got, expected: close(got, expected, rtol=1e-6, atol=1e-9), describe=_rows,
+        compare=lambda got, expected: close(got, expected, rtol=1e-9, atol=1e-12), describe=_rows,
         hidden=_moe_hidden(),
         fallback_hint="take one failing token: print its k chosen experts and their weights from route, work "
                       "out the weighted sum of those experts' outputs on that token by hand, and compare it "

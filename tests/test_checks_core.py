@@ -285,3 +285,18 @@ def test_a_checks_private_reference_is_noticed_but_a_handed_in_callable_is_not()
     assert outcome.references == ["helpers.checks.lesson07._reference_moe"], outcome.references
     handed = dict(f=lesson07._reference_moe, args=args)              # a callable handed in may be called
     assert not run(lambda f, args: f(**args), handed, watch="moe_forward").references
+
+
+def test_results_that_print_the_same_say_where_they_differ(capsys):
+    """A row past the first few, or a digit past the fourth: the message names the place and both numbers."""
+    from helpers.checks._core import largest_difference
+    expected = np.arange(30.0).reshape(10, 3)
+    got = expected.copy()
+    got[7, 2] += 1.0
+    assert "at index (7, 2), expected 23, got 24" in largest_difference(got, expected)
+    cases = [Case("ten rows", {"x": expected})]
+    wrong = lambda x: np.where(np.arange(30).reshape(10, 3) == 23, x + 1, x)   # noqa: E731
+    assert not check_function("rows", wrong, cases, lambda x: x, validate=lambda v, c: None)
+    out = capsys.readouterr().out
+    assert "the largest difference is at index (7, 2), expected 23, got 24" in out, out
+    assert largest_difference("a", 1.0) == "" and largest_difference([1.0], [1.0, 2.0]) == ""

@@ -629,7 +629,8 @@ def numerical_restored_too_soon(f, a, eps):
 def test_numerical_gradient_names_more_mistakes(fn, name, capsys):
     assert not check_numerical_gradient(fn)
     out = capsys.readouterr().out
-    assert named(out, name), out
+    # A step of 1e-4 for eps = 1e-5 is the eps slip on the coarse case, and agrees with no mutant elsewhere.
+    assert named(out, name) or f"Possibly: {name}" in out, out
 
 
 def test_numerical_gradient_coarse_eps_case_is_3a2_plus_eps2():
@@ -690,3 +691,35 @@ def test_gelu_backward_names_more_mistakes(fn, name, capsys):
 def test_gelu_backward_float32_is_named(capsys):
     assert not check_gelu_backward(lambda z, dh: gelu_backward_scipy(z, dh).astype(np.float32))
     assert "returned float32 where z is float64" in capsys.readouterr().out
+
+
+def numerical_gradient_two_dimensions_only(f, a, eps=1e-6):
+    """Written for vectors and matrices: np.atleast_2d and a double loop, not any number of dimensions."""
+    A = np.atleast_2d(a)
+    grad = np.zeros_like(A, dtype=float)
+    for r in range(A.shape[0]):
+        for c in range(A.shape[1]):
+            keep = A[r, c]
+            A[r, c] = keep + eps
+            up = f(a)
+            A[r, c] = keep - eps
+            down = f(a)
+            A[r, c] = keep
+            grad[r, c] = (up - down) / (2 * eps)
+    return grad.reshape(a.shape)
+
+
+def gelu_backward_clipped(z, dh):
+    from scipy.special import ndtr
+    z = np.clip(z, -6, 6)                                                # "the tails are flat anyway"
+    return dh * (ndtr(z) + z * np.exp(-z ** 2 / 2) / np.sqrt(2 * np.pi))
+
+
+@pytest.mark.parametrize("check, fn", [(check_numerical_gradient, numerical_gradient_two_dimensions_only),
+                                       (check_gelu_backward, gelu_backward_clipped)])
+def test_answers_right_only_on_the_easy_inputs_fail_in_public(check, fn, capsys, monkeypatch):
+    monkeypatch.delenv("FFN_GRADING", raising=False)
+    monkeypatch.delenv("NBGRADER_EXECUTION", raising=False)
+    ok = check(fn)
+    out = capsys.readouterr().out
+    assert not ok and "✘" in out, out

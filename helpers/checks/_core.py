@@ -542,7 +542,9 @@ def check_function(title: str, fn: Any, cases: Sequence[Case], reference: Callab
             elif compare(normalized, expected):
                 message = None
             else:
-                message = f"expected {describe(expected)}, got {describe(normalized)}" \
+                shown_expected, shown_got = describe(expected), describe(normalized)
+                message = f"expected {shown_expected}, got {shown_got}" \
+                    + (largest_difference(normalized, expected) if shown_expected == shown_got else "") \
                     + precision_note(normalized, expected, outcome.value)
                 wrong_values = True
         outcomes.append((outcome, normalized))
@@ -574,6 +576,24 @@ def check_function(title: str, fn: Any, cases: Sequence[Case], reference: Callab
                          hidden_skipped=bool(hidden) and not run_hidden)
 
 
+def largest_difference(got: Any, expected: Any) -> str:
+    """Where two results that print the same differ most (rows cut off, or digits not shown), for a message;
+    "" when they are not numbers of one shape."""
+    try:
+        g, e = np.asarray(got, dtype=float), np.asarray(expected, dtype=float)
+    except (TypeError, ValueError, OverflowError):
+        return ""
+    if g.shape != e.shape or g.size == 0:
+        return ""
+    with np.errstate(all="ignore"):
+        gaps = np.abs(g - e) / np.maximum(np.abs(e), 1e-300)
+    gaps = np.where(np.isnan(g) & np.isnan(e), 0.0, np.nan_to_num(gaps, nan=np.inf))   # NaN where a number was
+    where = np.unravel_index(int(np.argmax(gaps)), g.shape) if g.ndim else ()
+    index = f" at index {where[0] if len(where) == 1 else tuple(int(i) for i in where)}" if where else ""
+    return (f" (they differ where the print does not show: the largest difference is{index}, expected "
+            f"{fmt(e[where], 10)}, got {fmt(g[where], 10)})")
+
+
 def precision_note(got: Any, expected: Any, raw: Any = None) -> str:
     """For a result that is wrong only in its last digits (printed, the two often look the same): what is
     wrong. "" when the difference is larger than that, or the values are not numbers."""
@@ -585,7 +605,7 @@ def precision_note(got: Any, expected: Any, raw: Any = None) -> str:
         return ""
     scale = float(np.max(np.abs(e)))
     gap = float(np.max(np.abs(g - e)))
-    if scale == 0 or gap == 0 or gap > 1e-3 * scale:
+    if scale == 0 or gap == 0 or gap > 1e-5 * scale:    # float32 keeps about 7 digits; rounding, 4 or more
         return ""
     digits = max(1, int(-math.log10(gap / scale)))
     dtypes = {np.asarray(v).dtype for v in (raw, got) if isinstance(v, np.ndarray)}

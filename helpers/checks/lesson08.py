@@ -593,8 +593,10 @@ def _numerical_cases():
              Case("a coarse eps = 0.1 on sum(a**3): the central difference is 3 a² + eps² = 3 a² + 0.01",
                   {"f": _cubic_sum, "a": np.array([1.5, -2.0, 0.5]), "eps": 0.1}),
              Case("a transposed (a view that is not C-contiguous), f(a) = sum(sin(a) * C)",
-                  {"f": _sin_weighted, "a": np.array([[0.3, 0.7], [-1.2, 1.5], [2.0, -0.4]]).T, "eps": 1e-5})],
-            [Case("f(a) = sum(a**3), a (2, 2, 2) array", {"f": _cubic_sum, "a": np.round(rng.normal(size=(2, 2, 2)), 3),
+                  {"f": _sin_weighted, "a": np.array([[0.3, 0.7], [-1.2, 1.5], [2.0, -0.4]]).T, "eps": 1e-5}),
+             Case("f(a) = sum(a**3), a (2, 2, 2) array (any number of dimensions)",
+                  {"f": _cubic_sum, "a": np.round(rng.normal(size=(2, 2, 2)), 3), "eps": 1e-5})],
+            [Case("f(a) = sum(a**3), a (3, 1, 2) array", {"f": _cubic_sum, "a": np.round(rng.normal(size=(3, 1, 2)), 3),
                                                           "eps": 1e-5})])
 
 
@@ -732,8 +734,8 @@ _GELU_MISTAKES = [
 
 def _gelu_cases():
     rng = np.random.default_rng(804)
-    z = np.array([-6.0, -3.0, -1.0, -0.75, 0.0, 0.5, 1.0, 2.0, 4.0])
-    return ([Case("a grid from -6 to 4, dh = 1", {"z": z, "dh": np.ones_like(z)}),
+    z = np.array([-10.0, -8.0, -6.0, -3.0, -1.0, -0.75, 0.0, 0.5, 1.0, 2.0, 4.0, 8.0])
+    return ([Case("a grid from -10 to 8, dh = 1", {"z": z, "dh": np.ones_like(z)}),
              Case("3 tokens x 4 units, mixed dh", {"z": np.round(rng.normal(0, 2, size=(3, 4)), 3),
                                                    "dh": np.round(rng.normal(size=(3, 4)), 3)})],
             [Case("a (2, 2, 3) batch", {"z": np.round(rng.normal(0, 2, size=(2, 2, 3)), 3),

@@ -371,7 +371,8 @@ WRONG_FIRING = [
                                                 + np.asarray(b1, np.float32)) if v > 0],
      "Likely mistake: z computed in float32"),
     (lambda x, W1, b1: [k for k, v in enumerate(np.asarray(x, float) @ np.asarray(W1, float)
-                                                + np.asarray(b1, float) * (sum(x) > 0)) if v > 0], "Possibly: b1 left out"),
+                                                + np.asarray(b1, float) * (sum(x) > 0)) if v > 0],
+     "Possibly: b1 left out"),
     (lambda x, W1, b1: [float(k) for k in np.flatnonzero(pre(x, W1, b1) > 0)], "a float; an index must be an int"),
     (lambda x, W1, b1: np.flatnonzero(pre(x, W1, b1) > 0).astype(float), "an array of floats"),
     (lambda x, W1, b1: np.nonzero(pre(x, W1, b1) > 0), "what np.nonzero and np.where give"),

@@ -468,8 +468,8 @@ def _firing_cases():
              {"x": [1.0, -2.0, 0.5], "W1": [[0.5, -1.0, 2.0], [1.0, 0.5, -0.5], [-1.5, 1.0, 0.25]],
               "b1": [0.5, -0.5, -1.0]}),
         # z = [1e-9, 2e-8, -1e-9, 3e-7, 4e-5, 4e-6, 2]: x @ W1 is exact (x sums to less than 0), b1 carries the
-        # tiny offsets. Every positive unit fires, however small z is: a threshold above 0 (z > 1e-6, z > 1e-4) or a rounded z
-        # loses some; float32 rounds -1 + 2e-8 to -1 and loses unit 1 but keeps unit 0 (b1 alone).
+        # tiny offsets. Every positive unit fires, however small z is: a threshold above 0 (z > 1e-6, z > 1e-4)
+        # or a rounded z loses some; float32 rounds -1 + 2e-8 to -1 and loses unit 1 but keeps unit 0 (b1 alone).
         Case("units at tiny z: 1e-9, 2e-8, 3e-7, 4e-6 and 4e-5 above zero, 1e-9 below (lists)",
              {"x": [-1.0, -2.0],
               "W1": [[-1.0, -0.5, 0.25, -2.0, -0.75, -0.0, -1.0], [0.5, -0.25, -0.5, 0.75, -0.125, -1.0, -1.0]],

@@ -3,6 +3,7 @@
 Every wrong answer must be rejected, and with its own named slip or specific problem; the pencil exercises
 (hand_trace, detector) must not give the answer away on a first failure."""
 import itertools
+from fractions import Fraction
 
 import numpy as np
 import pytest
@@ -47,6 +48,9 @@ def traced_with_numpy():
     lambda: [[4, -1], [4, 0], [5, -1]],
     lambda: np.array([[4, -1], [4, 0], [5, -1]]),
     traced_with_numpy,
+    lambda: ([Fraction(4), Fraction(-1)], [Fraction(4), Fraction(0)], [Fraction(5), Fraction(-1)]),
+    lambda: (np.array([4, -1], np.float32), np.array([4, 0], np.float32), np.array([5, -1], np.float32)),
+    lambda: ([4.0, -1.0], [4.0, -0.0], [5.0, -1.0]),        # -0.0 from z * (z > 0)
 ])
 def test_hand_trace_accepts_right_answers_in_any_container(fn, capsys):
     assert check_hand_trace(fn)
@@ -84,6 +88,17 @@ def test_hand_trace_names_the_slip(answer, named, capsys):
     out = capsys.readouterr().out
     assert not verdict and f"Likely mistake: {named}" in out, out
     assert verdict.mistake.startswith(named)
+
+
+@pytest.mark.parametrize("answer, where", [
+    (([4, -1], [4, 0], [5.000004, -1]), "y1"),                # a typo inside the old 1e-6 tolerance
+    (([4, -1], [4, 1e-10], [5, -1]), "h2"),                   # relu of a negative z is exactly 0, not tiny
+    (([4.000012, -1], [4.000012, 0], [5.000012, -1]), "z1"),
+])
+def test_hand_trace_a_pencil_number_must_be_exact(answer, where, capsys):
+    verdict = check_hand_trace(lambda: answer)
+    out = capsys.readouterr().out
+    assert not verdict and f"Likely mistake: a typo or a tiny offset in {where}" in out, out
 
 
 def test_the_wrong_traces_are_all_different():
@@ -263,7 +278,13 @@ def firing_set(x, W1, b1):
     return {k for k, v in enumerate(np.dot(x, W1) + np.asarray(b1)) if v > 0}
 
 
-@pytest.mark.parametrize("fn", [firing_numpy, firing_loops, firing_comprehension, firing_where, firing_set])
+def firing_einsum_descending(x, W1, b1):
+    z = np.einsum("i,ij->j", np.asarray(x, float), np.asarray(W1, float)) + np.asarray(b1, float)
+    return tuple(sorted((int(k) for k in np.argwhere(z > 0).ravel()), reverse=True))
+
+
+@pytest.mark.parametrize("fn", [firing_numpy, firing_loops, firing_comprehension, firing_where, firing_set,
+                                firing_einsum_descending])
 def test_firing_units_accepts_correct_styles(fn, capsys):
     assert check_firing_units(fn), capsys.readouterr().out
 
@@ -337,7 +358,21 @@ WRONG_FIRING = [
      "Likely mistake: d_ff taken as len(W1)"),
     (lambda x, W1, b1: [k for k in range(len(x)) if pre(x, W1, b1)[k] > 0], "Possibly: d_ff taken as len(W1)"),
     (lambda x, W1, b1: [k for k, v in enumerate(np.round(pre(x, W1, b1), 2)) if v > 0],
-     "Likely mistake: z rounded before the comparison with 0"),
+     "z rounded before the comparison"),
+    (lambda x, W1, b1: [k for k, v in enumerate(pre(x, W1, b1)) if v > 1e-6], "Likely mistake: a unit with a "
+                                                                              "tiny positive z left out"),
+    (lambda x, W1, b1: [k for k, v in enumerate(pre(x, W1, b1)) if v > 1e-4], "Likely mistake: a unit with a "
+                                                                              "tiny positive z left out"),
+    (lambda x, W1, b1: [k for k, v in enumerate(np.round(pre(x, W1, b1), 4)) if v > 0],
+     "z rounded before the comparison"),
+    (lambda x, W1, b1: [k for k, v in enumerate(pre(x, W1, b1)) if round(float(v), 5) > 0],
+     "z rounded before the comparison"),
+    (lambda x, W1, b1: [k for k, v in enumerate(np.asarray(x, np.float32) @ np.asarray(W1, np.float32)
+                                                + np.asarray(b1, np.float32)) if v > 0],
+     "Likely mistake: z computed in float32"),
+    (lambda x, W1, b1: [k for k, v in enumerate(np.asarray(x, float) @ np.asarray(W1, float)
+                                                + np.asarray(b1, float) * (sum(x) > 0)) if v > 0],
+     "Possibly: b1 left out"),
     (lambda x, W1, b1: [float(k) for k in np.flatnonzero(pre(x, W1, b1) > 0)], "a float; an index must be an int"),
     (lambda x, W1, b1: np.flatnonzero(pre(x, W1, b1) > 0).astype(float), "an array of floats"),
     (lambda x, W1, b1: np.nonzero(pre(x, W1, b1) > 0), "what np.nonzero and np.where give"),
@@ -428,6 +463,11 @@ WRONG_DETECTORS = [
     (([1, -0.9], -1), "w's two weights of different sizes"),
     (([0, 0], 0), "w = [0, 0]"),
 ]
+
+
+def test_detector_accepts_fractions(capsys):
+    assert check_detector(lambda: ([Fraction(1), Fraction(-1)], Fraction(-1))), capsys.readouterr().out
+    assert check_detector(lambda: ((Fraction(1, 3), Fraction(-1, 3)), Fraction(-1, 3))), capsys.readouterr().out
 
 
 @pytest.mark.parametrize("answer, named", WRONG_DETECTORS, ids=[str(a) for a, _ in WRONG_DETECTORS])

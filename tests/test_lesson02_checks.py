@@ -127,6 +127,11 @@ def signature(fn, case):
     return ("returns", [float(v) for v in outcome.value])
 
 
+def scale(signed):
+    """The size of a reference's outputs (at most 1), for a margin that fits a case of small numbers."""
+    return min(1.0, max(abs(t) for t in signed[1]))
+
+
 def differ(a, b, margin=0.05):
     if a[0] != b[0]:
         return True
@@ -187,7 +192,8 @@ def test_the_one_stride_mistakes_pass_square_cases_and_fail_each_non_square_one_
         got = [signature(mistake.fn, case) for case in FFN_CASES]
         square = [i for i, c in enumerate(FFN_CASES) if len(c.args["x"]) == len(c.args["b1"])]
         assert all(not differ(got[i], reference[i], margin=1e-12) for i in square), mistake.name
-        assert all(differ(got[i], reference[i]) for i in range(len(FFN_CASES)) if i not in square)
+        assert all(differ(got[i], reference[i], margin=0.05 * scale(reference[i]))
+                   for i in range(len(FFN_CASES)) if i not in square)
     raised = [[signature(m.fn, c)[0] == "raises" for c in FFN_CASES[:2]] for m in FFN_MISTAKES[:3]]
     assert raised == [[False, True], [True, False], [True, True]]  # stride D, stride H, swapped
 
@@ -259,7 +265,7 @@ def ffn_with_math(x, W1, b1, W2, b2):
 def test_ffn_forward_accepts_correct_styles(fn, capsys):
     assert check_ffn_forward(fn)
     out = capsys.readouterr().out
-    assert "all 5 public cases pass. When your work is graded, more cases run." in out and "\u2718" not in out
+    assert "all 6 public cases pass. When your work is graded, more cases run." in out and "\u2718" not in out
 
 
 # ---- check_ffn_forward: wrong answers, each named ------------------------------------------------------
@@ -740,7 +746,7 @@ def test_numpy_with_wrong_numbers_says_both(capsys):
         return np.reshape(M, (n_rows, n_cols)).ravel().tolist()     # NumPy, and not transposed either
     assert not check_transpose(transpose)
     out = capsys.readouterr().out
-    assert "wrong on 4 of 6 cases; the first, 2 x 3, a wide matrix: your function returned [11, 12, 13, 21, 22, 23]" \
+    assert "wrong on 5 of 7 cases; the first, 2 x 3, a wide matrix: your function returned [11, 12, 13, 21, 22, 23]" \
         in out and "uses NumPy" in out
 
 
@@ -791,7 +797,7 @@ def test_hidden_cases_do_not_run_for_a_learner(capsys, monkeypatch):
     monkeypatch.delenv("NBGRADER_EXECUTION", raising=False)
     verdict = check_ffn_forward(fitted_to_the_public_cases)
     out = capsys.readouterr().out
-    assert verdict and verdict.total == 5 and "all 5 public cases pass" in out and "hidden" not in out
+    assert verdict and verdict.total == 6 and "all 6 public cases pass" in out and "hidden" not in out
 
 
 def test_hidden_cases_run_when_graded_and_catch_a_fitted_answer(capsys, monkeypatch):
@@ -799,10 +805,10 @@ def test_hidden_cases_run_when_graded_and_catch_a_fitted_answer(capsys, monkeypa
     monkeypatch.setenv("FFN_GRADING", "1")
     verdict = check_ffn_forward(fitted_to_the_public_cases)
     out = capsys.readouterr().out
-    assert not verdict and verdict.total == 8 and verdict.hidden == 3 and verdict.passed == 5
-    assert "checking 8 cases, 3 of them hidden" in out and "\u2718 hidden: D = 1 expands to H = 7" in out
+    assert not verdict and verdict.total == 9 and verdict.hidden == 3 and verdict.passed == 6
+    assert "checking 9 cases, 3 of them hidden" in out and "\u2718 hidden: D = 1 expands to H = 7" in out
     assert check_ffn_forward(ffn_nested_loops)
-    assert "all 8 cases pass, 3 of them hidden ones" in capsys.readouterr().out
+    assert "all 9 cases pass, 3 of them hidden ones" in capsys.readouterr().out
     shapes = {(len(c.args["x"]), len(c.args["b1"])) for c in FFN_HIDDEN}
     assert any(D == 1 for D, _ in shapes) and any(H == 1 for _, H in shapes)
 
@@ -810,7 +816,7 @@ def test_hidden_cases_run_when_graded_and_catch_a_fitted_answer(capsys, monkeypa
 def test_hidden_cases_count_in_the_numpy_refusal_when_graded(capsys, monkeypatch):
     monkeypatch.setenv("FFN_GRADING", "1")
     verdict = check_ffn_forward(ffn_numpy_returning_list)
-    assert not verdict and verdict.total == 9 and "right numbers on all 8 cases" in capsys.readouterr().out
+    assert not verdict and verdict.total == 10 and "right numbers on all 9 cases" in capsys.readouterr().out
 
 
 def ffn_calling_the_reference(x, W1, b1, W2, b2):
@@ -1005,11 +1011,50 @@ def test_a_rounded_matvec_fails_and_is_called_rounded(k, capsys):
     assert "\u2718 2 x 3, fractions with endless decimals" in out
 
 
-@pytest.mark.parametrize("k", [5, 6, 7])
+@pytest.mark.parametrize("k", [10, 11])
+def test_a_matvec_rounded_to_many_decimals_fails_on_the_small_numbers(k, capsys):
+    verdict = check_matvec(matvec_rounded_to(k))
+    out = capsys.readouterr().out
+    assert not verdict and f"Likely mistake: the output rounded to {k} decimal places" in out, out
+    assert "\u2718 2 x 2 with v ~ 1e-4: small outputs with many digits" in out
+
+
+@pytest.mark.parametrize("k", [5, 6, 7, 10, 11])
 def test_a_rounded_ffn_forward_fails_and_is_called_rounded(k, capsys):
     verdict = check_ffn_forward(lambda *args: [round(t, k) for t in ffn_nested_loops(*args)])
     out = capsys.readouterr().out
     assert not verdict and f"Likely mistake: the output rounded to {k} decimal places" in out, out
+
+
+def test_the_single_hidden_unit_of_the_hidden_case_fires_and_a_silent_unit_is_kept_elsewhere():
+    from helpers.checks.lesson02 import FFN_HIDDEN
+    def pre(case):
+        a = case.args
+        D, H = len(a["x"]), len(a["b1"])
+        return [sum(a["W1"][i * D + j] * a["x"][j] for j in range(D)) + a["b1"][i] for i in range(H)]
+    single = [c for c in FFN_HIDDEN if len(c.args["b1"]) == 1]
+    assert single and all(pre(c)[0] > 0.5 for c in single)
+    assert any(min(pre(c)) < 0 for c in FFN_CASES)
+
+
+@pytest.mark.parametrize("fn", [
+    lambda x, W1, b1, W2, b2: ffn_nested_loops(x, W1, b1 if len(b1) > 1 else [0.0], W2, b2),   # b1 skipped, H = 1
+    lambda x, W1, b1, W2, b2: ffn_nested_loops(x, W1, b1, W2, b2 if len(x) > 1 else [0.0]),   # b2 skipped, D = 1
+])
+def test_hidden_cases_catch_a_bias_skipped_at_an_edge_shape(fn, capsys, monkeypatch):
+    monkeypatch.setenv("FFN_GRADING", "1")
+    assert not check_ffn_forward(fn), capsys.readouterr().out
+
+
+def test_a_transpose_through_float32_fails_and_is_told(capsys):
+    import struct
+    def transpose_float32(M, n_rows, n_cols):
+        return [struct.unpack("f", struct.pack("f", M[i * n_cols + j]))[0]
+                for j in range(n_cols) for i in range(n_rows)]
+    assert not check_transpose(transpose_float32)
+    out = capsys.readouterr().out
+    assert "\u2718 3 x 2 of 0.1, 1/3, -2.7" in out and "float32" in out, out
+    assert "Likely mistake: numbers right to only about 7 significant digits" in out, out
 
 
 def test_single_precision_is_told_as_lost_digits(capsys):

@@ -419,6 +419,31 @@ def test_count_a_signature_without_bias_or_its_default_is_named(fn, message, cap
     assert "Hint" not in out and "TypeError" not in out and out.count("\n") == 1   # one line, no generic hint
 
 
+def test_count_a_renamed_bias_argument_is_named(capsys):
+    def count(d, d_ff, with_bias=True):
+        return 2 * d * d_ff + (d + d_ff if with_bias else 0)
+    ok, out = verdict(check_count_ffn_params, count, capsys)
+    assert not ok and "your third argument is named `with_bias`" in out and "bias=False" in out, out
+
+
+@pytest.mark.parametrize("fn", [
+    lambda d, d_ff, bias=True, **kwargs: 2 * d * d_ff + (d + d_ff if bias else 0),
+    lambda d, d_ff, /, bias=True: 2 * d * d_ff + (d + d_ff if bias else 0),
+])
+def test_count_bias_by_keyword_in_other_forms_passes(fn, capsys):
+    ok, out = verdict(check_count_ffn_params, fn, capsys)
+    assert ok, out
+
+
+@pytest.mark.parametrize("fn", [
+    lambda d, d_ff, bias=True: int(np.float32(2 * d * d_ff) + np.float32(d + d_ff if bias else 0)),
+    lambda d, d_ff, bias=True: int(np.float32(d) * np.float32(d_ff) * 2 + (d + d_ff if bias else 0)),
+])
+def test_count_in_float32_fails_on_the_odd_count_and_is_named(fn, capsys):
+    ok, out = verdict(check_count_ffn_params, fn, capsys)
+    assert not ok and "float32 (or float) arithmetic lost the last digits" in out, out
+
+
 def test_count_stub_and_exception(capsys):
     def stub(d, d_ff, bias=True):
         raise NotImplementedError
@@ -456,7 +481,19 @@ def chunked_while(x, W1, b1, W2, b2, chunk):
     return np.concatenate(out)
 
 
-@pytest.mark.parametrize("fn", [chunked_preallocated, chunked_concatenate, chunked_array_split, chunked_while])
+def chunked_padded(x, W1, b1, W2, b2, chunk):
+    T = len(x)                                                       # every product takes chunk tokens
+    padded = np.concatenate([x, np.zeros((-T % chunk, x.shape[1]), x.dtype)])
+    return np.concatenate([ffn(padded[s:s + chunk], W1, b1, W2, b2) for s in range(0, len(padded), chunk)])[:T]
+
+
+def chunked_reversed(x, W1, b1, W2, b2, chunk):
+    starts = list(range(0, len(x), chunk))[::-1]
+    return np.concatenate([ffn(x[s:s + chunk], W1, b1, W2, b2) for s in starts][::-1])
+
+
+@pytest.mark.parametrize("fn", [chunked_preallocated, chunked_concatenate, chunked_array_split, chunked_while,
+                                chunked_padded, chunked_reversed])
 def test_chunked_correct_styles_pass(fn, capsys):
     ok, out = verdict(check_ffn_chunked, fn, capsys)
     assert ok, out
@@ -562,6 +599,17 @@ def chunked_each_chunk_twice(x, W1, b1, W2, b2, chunk):
     return y
 
 
+def chunked_whole_when_short(x, W1, b1, W2, b2, chunk):
+    if len(x) <= 2 * chunk:                                          # "short enough": no chunking
+        return ffn(x, W1, b1, W2, b2)
+    return chunked_concatenate(x, W1, b1, W2, b2, chunk)
+
+
+def chunked_capped_at_64(x, W1, b1, W2, b2, chunk):
+    chunk = min(chunk, 64)
+    return chunked_concatenate(x, W1, b1, W2, b2, chunk)
+
+
 def chunked_half_chunks(x, W1, b1, W2, b2, chunk):
     step = max(1, chunk // 2)
     return np.concatenate([ffn(x[s:s + step], W1, b1, W2, b2) for s in range(0, len(x), step)])
@@ -569,26 +617,36 @@ def chunked_half_chunks(x, W1, b1, W2, b2, chunk):
 
 CHUNKING_SLIPS = {"whole": "went through at once", "split": "np.array_split(x, chunk) cuts x into chunk pieces",
                   "overlap": "the windows overlap", "tokens": "one token at a time, whatever chunk is",
-                  "repeat": "some tokens were computed more than once", "sizes": "every chunk should hold chunk tokens"}
+                  "repeat": "some tokens were computed more than once", "sizes": "every chunk should hold chunk tokens",
+                  "capped": "halved or replaced by a number typed in"}
 
 
 @pytest.mark.parametrize("fn, kind, failed, also", [
-    (chunked_whole_sequence, "whole", 6, set()),
-    (chunked_array_split_into_chunk_pieces, "split", 7, {"whole"}),   # array_split(x, 1) is the whole sequence
-    (chunked_overlapping_windows, "overlap", 6, set()),
-    (chunked_one_token_at_a_time, "tokens", 6, set()),
-    (chunked_each_chunk_twice, "repeat", 7, set()),
-    (chunked_half_chunks, "sizes", 6, {"tokens"}),                    # half of chunk = 3 is one token
+    (chunked_whole_sequence, "whole", 8, set()),
+    (chunked_array_split_into_chunk_pieces, "split", 9, {"whole"}),   # array_split(x, 1) is the whole sequence
+    (chunked_overlapping_windows, "overlap", 8, set()),
+    (chunked_one_token_at_a_time, "tokens", 8, set()),
+    (chunked_each_chunk_twice, "repeat", 9, set()),
+    (chunked_half_chunks, "capped", 8, {"tokens"}),                   # half of chunk = 3 is one token
 ])
 def test_chunked_right_numbers_from_the_wrong_chunks_are_named(fn, kind, failed, also, capsys):
     ok, out = verdict(check_ffn_chunked, fn, capsys)
     assert not ok
-    assert f"{failed} of 7 cases failed" in out, out
+    assert f"{failed} of 9 cases failed" in out, out
     assert out.count(": your function gives the right numbers, but its products with W1 took") == failed, out
     assert out.count(CHUNKING_SLIPS[kind]) == 1 and "(see above)" in out, out   # explained once, then referred to
     for other, phrase in CHUNKING_SLIPS.items():
         if other != kind and other not in also:
             assert phrase not in out, (other, out)
+
+
+@pytest.mark.parametrize("fn, case, phrase", [
+    (chunked_whole_when_short, "7 tokens in chunks of 4", "all 7 tokens went through at once"),
+    (chunked_capped_at_64, "300 tokens in chunks of 100", "chunks of 64 tokens although chunk = 100"),
+])
+def test_chunked_a_shortcut_or_a_cap_fails_its_own_case_and_is_named(fn, case, phrase, capsys):
+    ok, out = verdict(check_ffn_chunked, fn, capsys)
+    assert not ok and "1 of 9 cases failed" in out and f"\u2718 {case}" in out and phrase in out, out
 
 
 def test_chunked_chunks_of_the_right_size_that_keep_every_hidden_row_fail_on_memory(capsys):
@@ -598,7 +656,7 @@ def test_chunked_chunks_of_the_right_size_that_keep_every_hidden_row_fail_on_mem
     ok, out = verdict(check_ffn_chunked, keeps_hidden_rows, capsys)
     assert not ok
     assert "gives the right numbers but held" in out and "whole (T, d_ff) hidden layer" in out
-    assert "1 of 7 cases failed" in out
+    assert "1 of 9 cases failed" in out
 
 
 def test_the_token_counter_sees_products_in_every_layout_and_hands_back_plain_arrays():
@@ -765,8 +823,8 @@ def test_chunked_cases_are_not_too_kind():
 # --------------------------------------------------------------------------------------------------------
 @pytest.mark.parametrize("check, right, n_public, n_hidden", [
     (check_ffn_batched, batched_three_lines, 6, 1),
-    (check_count_ffn_params, count_plain, 9, 2),
-    (check_ffn_chunked, chunked_preallocated, 7, 1),
+    (check_count_ffn_params, count_plain, 10, 2),
+    (check_ffn_chunked, chunked_preallocated, 9, 1),
 ])
 def test_hidden_cases_run_only_while_grading(check, right, n_public, n_hidden, capsys, monkeypatch):
     result, out = verdict(check, right, capsys)

@@ -94,6 +94,43 @@ def test_correct_gelu_passes_without_notes(fn, capsys):
     assert "Note" not in out and "dtype" not in out   # the exercise is not about dtype: no nagging
 
 
+@pytest.mark.parametrize("fn", [
+    lambda z: z * special.ndtr(z),                                  # a NumPy scalar back for a 0-d z
+    lambda z: np.vectorize(lambda t: t * 0.5 * math.erfc(-t / math.sqrt(2)))(z),
+    lambda z: np.asarray(z * special.ndtr(z)),
+])
+def test_gelu_of_any_shape_including_0_d_passes(fn, capsys):
+    assert_passes(check_gelu, fn, capsys)
+
+
+@pytest.mark.parametrize("fn, phrases", [
+    (lambda z: np.where(z < -6.5, 0.0, z * special.ndtr(z)),
+     ("returned exactly 0 for z = -7", "a cut-off in the tail")),
+    (lambda z: np.array([t * special.ndtr(t) for t in z]) if z.ndim == 1
+     else np.array([[t * special.ndtr(t) for t in row] for row in z]),
+     ("\u2718 a 0-d array", "your function fails on a 0-d array")),
+])
+def test_gelu_a_cut_off_or_a_row_loop_fails_and_is_named(fn, phrases, capsys):
+    assert_fails_with(check_gelu, fn, capsys, *phrases)
+
+
+@pytest.mark.parametrize("fn, phrases", [
+    (lambda z: np.where(z > 20, z, z * special.expit(z)), ("returned z itself for z = 20.5", "a cut-off")),
+    (lambda z: np.where(z < -20, 0.0, z * special.expit(z)), ("returned exactly 0 for z = -20.5", "a cut-off")),
+    (lambda z: z * special.expit(z) if z.ndim == 1 else np.array([r * special.expit(r) for r in z]),
+     ("\u2718 a 0-d array", "your function fails on a 0-d array")),
+])
+def test_silu_a_cut_off_or_a_row_loop_fails_and_is_named(fn, phrases, capsys):
+    assert_fails_with(check_silu, fn, capsys, *phrases)
+
+
+def test_the_activation_cases_cover_every_shape_and_the_tails():
+    from helpers.checks.lesson04 import _SILU_LARGE, _cases
+    shapes = {case.args["z"].ndim for case in _cases(4, _SILU_LARGE)}
+    assert shapes == {0, 1, 2, 3}
+    assert -20.5 in _SILU_LARGE and 20.5 in _SILU_LARGE
+
+
 def test_gelu_float32_case_says_either_dtype_passes(capsys):
     out = assert_passes(check_gelu, gelu_np_sqrt, capsys)
     assert "float32 input (a float32 or a float64 result both pass)" in out
@@ -289,6 +326,14 @@ def swiglu_token_loop(x, W_gate, W_up, W_down):
 @pytest.mark.parametrize("fn", [swiglu_matmul, swiglu_einsum, swiglu_token_loop])
 def test_correct_swiglu_passes(fn, capsys):
     assert_passes(check_swiglu_ffn, fn, capsys)
+
+
+def test_swiglu_that_squeezes_length_1_axes_fails_and_is_told(capsys):
+    def squeezed(x, Wg, Wu, Wd):
+        X = np.atleast_2d(x)
+        return ((sigmoid_silu(X @ Wg) * (X @ Wu)) @ Wd).squeeze()
+    assert_fails_with(check_swiglu_ffn, squeezed, capsys, "\u2718 a sequence of one token, x of shape (T, d) = (1, 4)",
+                      "The axes of length 1 are gone")
 
 
 WRONG_SWIGLU = {

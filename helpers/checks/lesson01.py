@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import numbers
 
 import numpy as np
 
@@ -48,6 +49,23 @@ TRACE_B1 = (-1.0, 0.0)
 TRACE_B2 = (1.0, -1.0)
 _COLUMN_1 = (1.0, 1.0)
 _COLUMN_2 = (1.0, -1.0)
+
+
+def _exact(a, b) -> bool:
+    """Agreement for a pencil trace: its numbers are small and exact (4, -1, 0, 5), and float arithmetic gives
+    them exactly, so 5.000004 or an h of 1e-10 is a slip, not rounding."""
+    return close(a, b, rtol=1e-9, atol=1e-12)
+
+
+def _as_floats(value):
+    """value with any other real number (a fractions.Fraction, say) inside a list or tuple turned into a
+    float, so that exact pencil arithmetic is read as the numbers it holds."""
+    if isinstance(value, (list, tuple)):
+        return type(value)(float(v) if isinstance(v, numbers.Real)
+                           and not isinstance(v, (bool, np.bool_, int, float, np.number)) else v for v in value)
+    if isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_, int, float, np.number)):
+        return float(value)
+    return value
 
 
 def _dot(u, v):
@@ -120,7 +138,7 @@ def _explain(value, candidates):
     for names, fixes, candidate in candidates:
         if best is not None and len(names) > best:
             break
-        if close(value, candidate):
+        if _exact(value, candidate):
             best = len(names)
             matches.append((names, fixes))
     if not matches:
@@ -147,7 +165,7 @@ def _h_candidates(z):
         ("h1 and h2 in the wrong order", "h_k = relu(z_k): unit 1 first, then unit 2.", _relu(z)[::-1]),
     ]
     right = _relu(z)
-    return [([name], [fix], h) for name, fix, h in slips if not close(h, right)]
+    return [([name], [fix], h) for name, fix, h in slips if not _exact(h, right)]
 
 
 def _y_candidates(h, z):
@@ -170,7 +188,7 @@ def _y_candidates(h, z):
         ("b1 used in place of b2", "The output bias is b2 = [1, -1]; b1 belongs to the first layer.",
          _add(h, TRACE_B1)),
     ]
-    return [([name], [fix], y) for name, fix, y in slips if not close(y, right)]
+    return [([name], [fix], y) for name, fix, y in slips if not _exact(y, right)]
 
 
 def _carried(z):
@@ -214,7 +232,7 @@ def _part_problem(value, length=2):
 
 
 def _which_entries(part, value, expected):
-    wrong = [f"{part}{k + 1}" for k, (a, b) in enumerate(zip(value, expected)) if not close(a, b)]
+    wrong = [f"{part}{k + 1}" for k, (a, b) in enumerate(zip(value, expected)) if not _exact(a, b)]
     return " and ".join(wrong)
 
 
@@ -237,7 +255,7 @@ def check_hand_trace(fn, reveal: bool = False) -> bool:
     if not isinstance(value, (tuple, list)) or len(value) != 3:
         print(f"{title}: expected three lists (z, h, y), got {fmt(value)}. Keep the line `return z, h, y`.")
         return False
-    got = dict(zip("zhy", value))
+    got = dict(zip("zhy", (_as_floats(v) for v in value)))
     report.header = f"checking z, h and y for x = {fmt(list(TRACE_X))}"
     valid = {}
     for part, _ in _TRACE_PARTS:
@@ -251,7 +269,7 @@ def check_hand_trace(fn, reveal: bool = False) -> bool:
                   "h": lambda: _h_candidates(base_z) + (_h_candidates(_TRACE["z"]) if "z" in valid else []),
                   "y": lambda: _y_candidates(base_h, base_z)}
     failed, carried, mistake_named = [], [], False
-    if all(p in valid and close(valid[p], _SECTION_2[p]) for p in "zhy"):
+    if all(p in valid and _exact(valid[p], _SECTION_2[p]) for p in "zhy"):
         mistake_named = True   # named below, at the first failed part
     for part, meaning in _TRACE_PARTS:
         if got[part] is None:
@@ -264,10 +282,10 @@ def check_hand_trace(fn, reveal: bool = False) -> bool:
             failed.append(part)
             continue
         mine = valid[part]
-        if close(mine, _TRACE[part]):
+        if _exact(mine, _TRACE[part]):
             report.passed(meaning, fmt(mine))
             continue
-        if part != "z" and close(mine, follows[part]):
+        if part != "z" and _exact(mine, follows[part]):
             # Right given the learner's own previous part: not a new failure (a follow-through mark).
             previous = "z" if part == "h" else "h"
             carried.append(part)
@@ -277,8 +295,14 @@ def check_hand_trace(fn, reveal: bool = False) -> bool:
         failed.append(part)
         explained = _explain(mine, candidates[part]())
         where = _which_entries(part, mine, follows[part])
-        report.failed(meaning, f"your {part} = {fmt(mine)} is not right" + (f" ({where})" if where else ""))
-        if len(failed) == 1 and mistake_named:
+        report.failed(meaning, f"your {part} = {fmt(mine, 12)} is not right" + (f" ({where})" if where else ""))
+        if close(mine, follows[part], rtol=1e-5, atol=1e-5) and not mistake_named:
+            mistake_named = True
+            report.line(f"Likely mistake: a typo or a tiny offset in {where or part}. It is within 1e-5 of the "
+                        "right number but not equal to it. Every number in this trace is exact (whole numbers "
+                        "here), and relu of a negative z is exactly 0: write the numbers exactly, with no rounding "
+                        "and no small offsets.")
+        elif len(failed) == 1 and mistake_named:
             report.line("Likely mistake: section 2's numbers copied. These are the trace of x = [1, -1] with zero "
                         "biases; this exercise traces x = [2, 3] with b1 = [-1, 0] and b2 = [1, -1].")
         elif not mistake_named:
@@ -323,6 +347,11 @@ _FIRING_MISTAKES = [
             "Compare the pre-activation itself with 0: a unit with z = 0.0004 fires, however small z is. Round "
             "only what you print.",
             lambda x, W1, b1: [k for k, v in enumerate(np.round(_pre(x, W1, b1), 2)) if v > 0]),
+    Mistake("z computed in float32",
+            "float32 keeps about 7 significant digits: there -1 + 2e-8 rounds to -1, so a unit whose z is 2e-8 "
+            "comes out at exactly 0 and silent. Keep NumPy's default float64, e.g. np.asarray(x, dtype=float).",
+            lambda x, W1, b1: [k for k, v in enumerate(np.asarray(x, np.float32) @ np.asarray(W1, np.float32)
+                                                       + np.asarray(b1, np.float32)) if v > 0]),
     Mistake("d_ff taken as len(W1), which is d",
             "W1 has shape (d, d_ff): len(W1) counts its rows, one per input number. The units are its columns: "
             "there are len(b1) of them (or len(W1[0])).",
@@ -339,6 +368,32 @@ _ROWS_FIX = ("W1 has shape (d, d_ff) and unit k's pattern is its column k, W1[:,
              "convention, which only runs when d = d_ff, and then gives wrong numbers. Trying one orientation "
              "and falling back on the other, or choosing it from the shapes, goes wrong the same way: a square "
              "W1 fits both, so always compute x @ W1.")
+
+
+_TINY_NAME = ("a unit with a tiny positive z left out: a threshold above 0 (such as z > 1e-6) or z rounded "
+              "before the comparison")
+_TINY_FIX = ("A unit fires when z > 0, however small z is: z = 1e-9 fires too. Compare z itself with 0, not "
+             "with a small tolerance and not after np.round or round(); round only what you print.")
+
+
+def _threshold_above_zero(fn, cases) -> bool:
+    """Whether fn gives, on every case, the units whose z exceeds some threshold of its own above 0 (or what
+    rounding z first gives, which is the same), and leaves out a firing unit on at least one case."""
+    left_out = False
+    for case in cases:
+        outcome = run(fn, case.args)
+        if outcome.raised or _indices_problem(outcome.value, case) is not None:
+            return False
+        got = set(_as_sorted_ints(outcome.value))
+        z = _pre(*case.args.values())
+        firing = {k for k, v in enumerate(z) if v > 0}
+        if not got <= firing:
+            return False
+        missing = firing - got
+        if missing and got and max(z[k] for k in missing) >= min(z[k] for k in got):
+            return False
+        left_out = left_out or bool(missing)
+    return left_out
 
 
 def _transposed(W1):
@@ -412,6 +467,13 @@ def _firing_cases():
         Case("a square 3 -> 3 layer, W1 not symmetric (lists)",
              {"x": [1.0, -2.0, 0.5], "W1": [[0.5, -1.0, 2.0], [1.0, 0.5, -0.5], [-1.5, 1.0, 0.25]],
               "b1": [0.5, -0.5, -1.0]}),
+        # z = [1e-9, 2e-8, -1e-9, 3e-7, 4e-5, 4e-6, 2]: x @ W1 is exact (x sums to less than 0), b1 carries the
+        # tiny offsets. Every positive unit fires, however small z is: a threshold above 0 (z > 1e-6, z > 1e-4)
+        # or a rounded z loses some; float32 rounds -1 + 2e-8 to -1 and loses unit 1 but keeps unit 0 (b1 alone).
+        Case("units at tiny z: 1e-9, 2e-8, 3e-7, 4e-6 and 4e-5 above zero, 1e-9 below (lists)",
+             {"x": [-1.0, -2.0],
+              "W1": [[-1.0, -0.5, 0.25, -2.0, -0.75, -0.0, -1.0], [0.5, -0.25, -0.5, 0.75, -0.125, -1.0, -1.0]],
+              "b1": [1e-9, -1.0 + 2e-8, -0.75 - 1e-9, -0.5 + 3e-7, -1.0 + 4e-5, -2.0 + 4e-6, -1.0]}),
         Case("no unit fires (lists)",
              {"x": [1.0, 1.0, -0.5], "W1": [[1.0, -1.0], [0.5, -2.0], [2.0, 0.5]], "b1": [-3.0, 0.0]}),
     ]
@@ -482,6 +544,8 @@ def check_firing_units(fn) -> bool:
         mistakes.insert(0, Mistake(_ROWS_NAME, _ROWS_FIX, fn))
     elif callable(fn) and _needs_arrays(fn, cases):
         mistakes.insert(0, Mistake(_ARRAYS_NAME, _ARRAYS_FIX, fn))
+    elif callable(fn) and _threshold_above_zero(fn, cases):
+        mistakes.insert(0, Mistake(_TINY_NAME, _TINY_FIX, fn))
     return check_function(
         "firing_units", fn, cases, _reference_firing, _indices_problem, mistakes,
         compare=lambda got, expected: got == list(expected), normalize=_as_sorted_ints,
@@ -622,7 +686,7 @@ def check_detector(fn, reveal: bool = False) -> bool:
         print(f"{title}: expected (w, b), a pattern of two numbers and a bias, got {fmt(value)}. "
               "Keep the line `return w, b`.")
         return False
-    w, b = value
+    w, b = _as_floats(value[0]), _as_floats(value[1])   # a fractions.Fraction is a number too
     if isinstance(b, np.ndarray) and b.ndim == 0:
         b = b[()]                                    # a 0-d array, e.g. from np.float64 arithmetic: one number
     huge = [name for name, v in (("w", w), ("b", b))

@@ -305,7 +305,7 @@ def _precision_mistakes(fn, cases, reference, validate, variants=()) -> tuple[li
                 return [Mistake(name, fix, fn)], []
         except Exception:  # a variant that cannot run on a case fits nothing
             continue
-    for k in range(0, 9):   # 9 decimals and more are within the comparison's 1e-9 for numbers near 1
+    for k in range(0, 13):   # the case of small numbers tells up to 11 decimals from none
         if all(_tight(g, [round(t, k) for t in e]) for g, e in zip(got, expected)):
             return [Mistake(f"the output rounded to {k} decimal places", _ROUNDED_FIX, fn)], []
     errors = [max((abs(a - b) / max(abs(b), 1e-3) for a, b in zip(g, e)), default=0.0)
@@ -370,6 +370,10 @@ MATVEC_CASES = [
     _matvec_case("3 x 1, one column: v[0] times the column", [[2], [-1], [0.5]], [3]),
     # Fractions such as 1/3 and 2/7 have no end to their decimals: an answer rounded to any number of decimals,
     # or computed in float32, is off in the 7th digit or earlier.
+    # Small products (v ~ 1e-4) with many digits: an output rounded to 10 or 11 decimals is off by more than
+    # the comparison allows.
+    _matvec_case("2 x 2 with v ~ 1e-4: small outputs with many digits",
+                 [[0.731, -1.204], [2.018, 0.557]], [0.000137913, -0.000219477]),
     _matvec_case("2 x 3, fractions with endless decimals (1/3, -2/7, ...)",
                  [[1 / 3, -2 / 7, 3 / 11], [-5 / 13, 7 / 17, 1 / 19]], [2 / 3, 3 / 7, -5 / 9]),
 ]
@@ -453,6 +457,12 @@ FFN_CASES = [
     # adding x gives the right answer here (the notebook shows it), so it comes after the others.
     _ffn_case("square D = H = 2, lesson 01's trace x = [1, -1]",
               [1.0, -1.0], [1.0, 1.0, 1.0, -1.0], [0.0, 0.0], [1.0, 0.0, 0.0, 1.0], [0.0, 0.0]),
+    # Small numbers (x ~ 1e-4, outputs ~ 5e-4 and 1.6e-4) with many digits: an output rounded to 10 or even
+    # 11 decimals is off by more than the comparison allows. Unit 2 is silent (z = -3.9e-4).
+    _ffn_case("small numbers: x ~ 1e-4, outputs ~ 1e-4 with many digits",
+              [0.000137, -0.000219], [0.731, -1.204, 2.018, 0.557, -1.962, 1.113],
+              [0.00041237, -0.00005213, 0.00012349], [0.843, -1.517, 0.262, -0.379, 1.046, 2.205],
+              [-0.00003117, 0.00002689]),
     # z = [2e-6, -2e-6, 0.75, 1e-10] (W1 x is exactly 0 for the tiny ones, the biases set them): one unit barely
     # on and one barely off with large weights after them, so that a ReLU whose switch is not exactly at 0
     # (t > 1e-3, a leak of 0.01, abs) moves y[0] by 0.001 to 0.1; and y[1] = 0.5 h[0] + h[3] = 1e-6 + 1e-10,
@@ -473,7 +483,9 @@ def _random_ffn_case(name, D, H, seed):
 # fitted to the public cases (their numbers or shapes) fails here.
 FFN_HIDDEN = [
     _random_ffn_case("hidden: D = 1 expands to H = 7, random numbers", 1, 7, seed=101),
-    _random_ffn_case("hidden: D = 6 through a single hidden unit, H = 1", 6, 1, seed=102),
+    # seed 105 makes the single unit fire (z = 2.48), so that W2, b1 and the unit itself all count; units that
+    # stay silent are in the other cases.
+    _random_ffn_case("hidden: D = 6 through a single hidden unit that fires, H = 1", 6, 1, seed=105),
     _random_ffn_case("hidden: D = 5 expands to H = 20, random numbers", 5, 20, seed=103),
 ]
 
@@ -609,6 +621,10 @@ TRANSPOSE_CASES = [
     # pass by luck as it can with 11, 12, ... 33.
     Case("2 x 4 of fractions and negatives, not labels",
          {"M": [0.5, -1.25, 3.75, 2.0, -0.125, 1.5, -2.5, 0.0625], "n_rows": 2, "n_cols": 4}),
+    # Numbers that binary floats hold only approximately (0.1, 1/3, -2.7): a transpose copies them bit for bit,
+    # and a trip through float32 (array('f'), struct 'f', np.float32) or rounding changes them.
+    Case("3 x 2 of 0.1, 1/3, -2.7 and the like, which float32 cannot hold exactly",
+         {"M": [0.1, 1 / 3, -2.7, 2 / 7, -0.7, 1.1], "n_rows": 3, "n_cols": 2}),
 ]
 
 TRANSPOSE_MISTAKES = [

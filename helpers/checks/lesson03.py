@@ -350,6 +350,9 @@ def _count_cases() -> list[Case]:
              {"d": 640, "d_ff": 2560, "bias": False}),
         Case("a very wide FFN, 8192 -> 131072 (d_ff = 16 d), with biases: 2 * d * d_ff = 2**31, too big for "
              "32-bit integers", {"d": 8192, "d_ff": 131072, "bias": True}),
+        # 1,208,119,297: odd and above 2**24, so float32 cannot hold it (its neighbours there are 128 apart).
+        Case("an odd count above 2**24, 12289 -> 49152, with biases: float32 cannot hold it",
+             {"d": 12289, "d_ff": 49152, "bias": True}),
     ]
 
 
@@ -372,6 +375,11 @@ def _count_problem(value: Any, case: Case) -> str | None:
         return (f"returned {value:,} where the count is {expected:,}: that is the count wrapped around at 2**32, "
                 "the overflow of 32-bit integers (np.int32 holds at most 2,147,483,647). Compute with Python's "
                 "int, which never overflows: plain d * d_ff, no np.int32")
+    if value != expected and float(np.float32(expected)) != expected and float(np.float32(value)) == value \
+            and abs(value - expected) <= float(np.spacing(np.float32(expected))):
+        return (f"returned {value:,} where the count is {expected:,}: float32 (or float) arithmetic lost the last "
+                "digits. float32 holds whole numbers exactly only up to 2**24 = 16,777,216. Use ints: plain "
+                "d * d_ff in Python, no np.float32 or float(...) along the way")
     for other in _count_cases() + _count_hidden():
         d, d_ff = other.args["d"], other.args["d_ff"]
         if (d, d_ff) != (case.args["d"], case.args["d_ff"]) and d == case.args["d"] \
@@ -415,6 +423,13 @@ def _bias_signature_problem(fn: Callable) -> str | None:
         return ("your function takes no third argument, `bias`, so it cannot be asked for the count without "
                 "biases. Start it with `def count_ffn_params(d, d_ff, bias=True):` and leave b1 and b2 out of "
                 "the count when bias is False.")
+    try:
+        signature.bind(768, 3072, bias=False)
+    except TypeError:
+        third = list(signature.bind(768, 3072, False).arguments)[2:3]
+        named = f"named `{third[0]}`" if third else "not named `bias`"
+        return (f"your third argument is {named}, so count_ffn_params(d, d_ff, bias=False) fails: the lesson calls "
+                "it by that name later. Call it `bias`: `def count_ffn_params(d, d_ff, bias=True):`.")
     try:
         signature.bind(768, 3072)
     except TypeError:
@@ -637,10 +652,12 @@ def _chunked_cases() -> list[Case]:
         _chunked_case("10 tokens in chunks of 4 (the last chunk has 2 tokens)", 21, T=10, chunk=4),
         _chunked_case("12 tokens in chunks of 4 (no partial chunk)", 22, T=12, chunk=4),
         _chunked_case("5 tokens in chunks of 8 (one chunk, shorter than chunk)", 23, T=5, chunk=8),
+        _chunked_case("7 tokens in chunks of 4 (two chunks, fewer tokens than two full ones)", 28, T=7, chunk=4),
         _chunked_case("7 tokens in chunks of 1", 24, T=7, chunk=1),
         _chunked_case("9 tokens in float32, chunks of 4 (float32 in, float32 out)", 25, T=9, chunk=4,
                       dtype=np.float32),
         _random_chunked_case("11 tokens of random numbers in chunks of 3", 27, T=11, chunk=3, d=3, d_ff=7),
+        _chunked_case("300 tokens in chunks of 100 (a chunk larger than 64)", 29, T=300, chunk=100),
         _chunked_case(f"{MEMORY_T} tokens in chunks of 64, d = 16 -> d_ff = 256 (memory measured)", 26,
                       T=MEMORY_T, chunk=64, d=16, d_ff=256),
     ]
@@ -657,20 +674,26 @@ def _chunked_hidden() -> list[Case]:
                                  d_ff=7, dtype=np.float32)]
 
 
-def _chunking_problem(products: list, T: int, chunk: int) -> tuple[str, str, str] | None:
+def _chunking_problem(products: list, T: int, chunk: int, explained: set | None = None
+                      ) -> tuple[str, str, str] | None:
     """(kind, what happened, why and the fix) when the products with W1 did not take the tokens `chunk` at a
-    time, each token once; None when they did, or when the check could not see them."""
+    time, each token once; None when they did, or when the check could not see them. `explained` holds the
+    kinds named on earlier cases: where two slips give the same chunks (np.array_split(x, 4) and steps of 2
+    both cut 7 tokens into 2, 2, 2, 1), the one already named is kept."""
     if not products or None in products or sum(products) < T:
         return None  # W1 used in a way the check cannot follow (np.asarray(W1), W1.dot): nothing to judge
     expected = [chunk] * (T // chunk) + ([T % chunk] if T % chunk else [])
     if sorted(products) == sorted(expected):
         return None
+    if products == [chunk] * -(-T // chunk):
+        return None   # the last chunk padded to chunk tokens (and the padding cut off after): chunk per product
     ran = (f"gives the right numbers, but its products with W1 took {fmt(products, max_items=10)} tokens "
            f"where chunk = {chunk} asks for {fmt(expected, max_items=10)}")
     if len(products) == 1:
         return "whole", ran, (f"all {T} tokens went through at once, so the hidden layer of the whole sequence "
-                              "existed at once. Call the FFN on one slice x[s:s + chunk] at a time, inside the loop; "
-                              "and step by the argument chunk, not by a number typed in (64 is only this lesson's "
+                              "existed at once. Whatever T is, call the FFN on one slice x[s:s + chunk] at a time, "
+                              "inside the loop, with no shortcut that sends a short sequence through whole; and "
+                              "step by the argument chunk, not by a number typed in (64 is only this lesson's "
                               "example)")
     windows = [sorted(min(chunk, T - s) for s in range(T)), [chunk] * (T - chunk + 1)]  # start at every token
     if sorted(products) in windows:
@@ -681,7 +704,10 @@ def _chunking_problem(products: list, T: int, chunk: int) -> tuple[str, str, str
         return "repeat", ran, (f"{sum(products)} token rows for {T} tokens, so some tokens were computed more "
                                "than once. Each token belongs to one chunk, x[s:s + chunk] for s in range(0, T, "
                                "chunk)")
-    if len(products) == chunk and max(products) - min(products) <= 1:
+    size = max(products)
+    capped = 1 < size < chunk and sorted(products) == sorted([size] * (T // size) + ([T % size] if T % size else []))
+    if len(products) == chunk and max(products) - min(products) <= 1 \
+            and not (capped and explained is not None and "capped" in explained):
         return "split", ran, ("np.array_split(x, chunk) cuts x into chunk pieces, not into pieces of chunk "
                               "tokens. Give it the places to cut, np.array_split(x, range(chunk, T, chunk)), or "
                               "take x[s:s + chunk] for s in range(0, T, chunk)")
@@ -689,6 +715,10 @@ def _chunking_problem(products: list, T: int, chunk: int) -> tuple[str, str, str
         return "tokens", ran, ("one token at a time, whatever chunk is. The numbers are right, but every "
                                "product is a single row, the slow case that chunks of tens of tokens exist to "
                                "avoid. Take chunk tokens per step: x[s:s + chunk] for s in range(0, T, chunk)")
+    if capped:
+        return "capped", ran, (f"chunks of {size} tokens although chunk = {chunk}: the size of a chunk is not "
+                               "the argument as given, but capped (chunk = min(chunk, 64)), halved or replaced by "
+                               "a number typed in. Use chunk itself: x[s:s + chunk] for s in range(0, T, chunk)")
     return "sizes", ran, ("every chunk should hold chunk tokens, and the last one what is left over: "
                           "x[s:s + chunk] for s in range(0, T, chunk)")
 
@@ -772,7 +802,7 @@ def _chunked_problem(measured: _Measured, case: Case, explained: set | None = No
     expected = _reference_chunked(**case.args)
     if not _agrees(value, expected):
         return _precision_problem(value, expected) or _wrong_rows(value, expected, chunk)
-    found = _chunking_problem(measured.tokens, T, chunk) if measured.tokens else None
+    found = _chunking_problem(measured.tokens, T, chunk, explained) if measured.tokens else None
     if not measured.tokens and (unseen := _unseen_chunks(probe, explained)):
         return unseen
     if found:

@@ -27,6 +27,11 @@ def _elementwise_problem(value, case) -> str | None:
     may come back as float32 or float64; only float64 input cast down to a smaller type fails (precision lost)."""
     z = case.args["z"]
     hints = {(z.size,): "Your function flattened z; keep its shape (NumPy's element-wise functions do)."}
+    if z.ndim == 0 and isinstance(value, (float, np.floating)):
+        value = np.asarray(value)            # NumPy's functions give a 0-d array's result as a NumPy scalar
+    if z.ndim == 0 and isinstance(value, np.ndarray) and value.shape == (1,):
+        return ("returned shape (1,) for a 0-d array z (one number, shape ()): an axis was added (np.atleast_1d, "
+                "a list around it). Keep z's shape, (); NumPy's element-wise functions do")
     if isinstance(value, (list, tuple)):
         return (f"returned {a_kind(value)}; return a NumPy array shaped like z, {z.shape} "
                 "(np.array(...) of your list, or NumPy functions that work on the whole array)")
@@ -109,10 +114,14 @@ def _agrees(value, expected) -> bool:
 
 
 def _cases(seed: int, large: list[float]) -> list[Case]:
+    """The cases of an element-wise activation of any shape: 1-D, 2-D, 3-D and 0-d, the tails (`large`, where
+    a cut-off such as "0 below -6.5" or "z above 20" shows) and float32."""
     rng = np.random.default_rng(seed)
     return [
         Case("a grid of values from -4 to 4 (including 0)", {"z": np.linspace(-4.0, 4.0, 17)}),
         Case("a (T, d_ff) = (3, 5) array of pre-activations", {"z": np.round(2 * rng.normal(size=(3, 5)), 3)}),
+        Case("a (B, T, d_ff) = (2, 3, 4) array: any shape, here 3-D", {"z": 2 * rng.normal(size=(2, 3, 4))}),
+        Case("a 0-d array, np.array(-0.7): one number, shape ()", {"z": np.array(-0.7)}),
         Case(f"large |z| (up to ±{max(large):g})", {"z": np.array(large)}),
         Case("float32 input (a float32 or a float64 result both pass)",
              {"z": np.linspace(-3.0, 3.0, 13, dtype=np.float32)}),
@@ -187,11 +196,12 @@ _GELU_MISTAKES = [
 def check_gelu(fn) -> bool:
     """Grade `gelu(z)`: the exact GELU z * Φ(z), element-wise, for a NumPy array z of any shape."""
     ok = check_function(
-        "gelu", fn, _cases(4, [-10.0, -6.0, -3.0, 3.0, 6.0, 10.0]), gelu,
+        "gelu", fn, _cases(4, [-10.0, -7.5, -7.0, -6.0, -3.0, 3.0, 6.0, 7.0, 10.0]), gelu,
         lambda value, case: _activation_problem(value, case, gelu, "GELU"),
         _GELU_MISTAKES, compare=_agrees,
-        fallback_hint="compare your code with z * Phi(z), Phi(z) = 0.5 * (1 + erf(z / sqrt(2))), term by term: "
-                      "what divides z inside erf, the factor 1/2, and the final factor z.")
+        fallback_hint=_shape_hint(fn, "compare your code with z * Phi(z), Phi(z) = 0.5 * (1 + erf(z / sqrt(2))), "
+                                      "term by term: what divides z inside erf, the factor 1/2, and the final "
+                                      "factor z.") if callable(fn) else "")
     return ok
 
 
@@ -232,7 +242,9 @@ _SILU_MISTAKES = [
             lambda z: relu(np.asarray(z, dtype=float))),
 ]
 
-_SILU_LARGE = [-1000.0, -100.0, -40.0, 40.0, 100.0, 1000.0]
+# ±20.5: silu(20.5) = 20.5 - 2.5e-8 and silu(-20.5) = -2.5e-8, so a cut-off at 20 (z itself above it, 0 below
+# -20) shows; beyond about ±25 the difference is at float64's rounding and no cut-off can be told.
+_SILU_LARGE = [-1000.0, -100.0, -40.0, -20.5, -20.0, 20.0, 20.5, 40.0, 100.0, 1000.0]
 
 
 def _quiet(compute):
@@ -241,11 +253,50 @@ def _quiet(compute):
         return compute()
 
 
+def _cut_off(value, z, expected, what: str) -> str | None:
+    """For a float64 result that is not right: a cut-off in the tails, exactly 0 (or exactly z) where the
+    activation is small but not 0 (or close to z but not equal), as np.where(z < -6.5, 0, ...) gives."""
+    value, expected = np.asarray(value), np.asarray(expected)
+    if value.dtype != np.float64 or z.dtype != np.float64 or value.shape != z.shape or _agrees(value, expected):
+        return None
+    zero = (value == 0) & (expected != 0) & (np.abs(z) > 1)
+    same = (value == z) & (expected != z) & (np.abs(z) > 1)
+    for mask, gives in ((zero, "exactly 0"), (same, "z itself")):
+        if np.any(mask) and _agrees(value[~mask], expected[~mask]):   # right everywhere else: a cut-off
+            worst = np.argmax(np.where(mask, np.abs(value - expected), -1.0))   # the clearest of them
+            at, exact = float(z.flat[worst]), float(expected.flat[worst])
+            shown = f"{exact:.2g}" if gives == "exactly 0" else f"z - {at - exact:.2g}"
+            return (f"returned {gives} for z = {fmt(at)}, where the exact {what} is {shown}: "
+                    "a cut-off in the tail (np.where(z < -6.5, 0, ...) or np.where(z > 20, z, ...)). A tiny "
+                    "difference still counts: drop the cut-off. The exact formula needs none (scipy.special.ndtr "
+                    "and expit do not overflow)")
+    return None
+
+
+_ZERO_D_HINT = ("your function fails on a 0-d array, one number of shape (). There NumPy's functions give back a "
+                "NumPy scalar, and a loop over z (or over its rows) has nothing to iterate. Write it with NumPy's "
+                "element-wise functions on the whole array, which work for every shape, or wrap a result in "
+                "np.asarray(...).")
+
+
+def _shape_hint(fn, default: str) -> str:
+    """The hint to print when no known mistake matches: about 0-d arrays, if fn raises only there."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        zero_d, one_d = run(fn, {"z": np.array(-0.7)}), run(fn, {"z": np.array([-0.7, 0.5])})
+    return _ZERO_D_HINT if zero_d.raised and not one_d.raised else default
+
+
 def _activation_problem(value, case, reference, what: str) -> str | None:
-    """_elementwise_problem, then for a float64 result: agreement with the reference only to a few digits."""
+    """_elementwise_problem, then for a float64 result: a cut-off in a tail, or agreement with the reference
+    only to a few digits."""
     problem = _elementwise_problem(value, case)
     if problem is None:
         z = case.args["z"]
+        with np.errstate(all="ignore"):
+            problem = _cut_off(value, z, reference(z), what)
+        if problem is not None:
+            return problem
         with np.errstate(all="ignore"):
             problem = _precision_problem(value, reference(z), what, low=z.dtype != np.float64,
                                          at=lambda small: reference(z.astype(small).astype(np.float64)))
@@ -287,7 +338,7 @@ def check_silu(fn) -> bool:
     np.exp(-z) overflows to inf for very negative z with a RuntimeWarning, but z / inf = 0 is still the
     right value: such a function passes, with a note about the warning.
     """
-    hint = _overflow_hint(fn) if callable(fn) else ""
+    hint = _shape_hint(fn, _overflow_hint(fn)) if callable(fn) else ""
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         ok = check_function(
@@ -398,6 +449,10 @@ def _swiglu_cases() -> list[Case]:
         Case("one token, x of shape (d,) = (4,)", {"x": rng.normal(size=_D), **W}),
         Case("a sequence, x of shape (T, d) = (5, 4)", {"x": rng.normal(size=(5, _D)), **W}),
         Case("a batch, x of shape (B, T, d) = (2, 3, 4)", {"x": rng.normal(size=(2, 3, _D)), **W}),
+        Case("a sequence of one token, x of shape (T, d) = (1, 4): the length-1 axis stays",
+             {"x": rng.normal(size=(1, _D)), **W}),
+        Case("a batch of one-token sequences, x of shape (B, T, d) = (2, 1, 4)",
+             {"x": rng.normal(size=(2, 1, _D)), **W}),
         Case("one token with square weights, d = d_ff = 4 (W @ x runs here, and is wrong)",
              {"x": rng.normal(size=_D), **square}),
         Case("a sequence (T, d) = (4, 4) with square weights, d = d_ff = 4", {"x": rng.normal(size=(_D, _D)),
@@ -413,6 +468,11 @@ def _swiglu_problem(value, case) -> str | None:
              (1,) + lead + (d,): "An extra leading axis of length 1: np.atleast_2d, x[None] or x.reshape(1, -1) "
                                  "added it. x @ W works on a single token of shape (d,) as it is and returns "
                                  "shape (d_ff,); keep x's leading shape, with no axis added"}
+    squeezed = tuple(n for n in lead + (d,) if n != 1)
+    if squeezed != lead + (d,):
+        hints[squeezed] = ("The axes of length 1 are gone: .squeeze() or np.squeeze drops every axis of length 1, "
+                           "also the token axis of a one-token sequence. Keep x's leading shape: with no axis "
+                           "added (np.atleast_2d) there is none to take away, and x @ W keeps it")
     if d == d_ff:
         hints.pop(lead + (d_ff,))
     subclass = _subclass_problem(value)

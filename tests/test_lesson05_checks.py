@@ -431,3 +431,17 @@ def test_residual_collapse_first_failure_gives_no_code(fn, named, capsys):
     assert f"Likely mistake: {named}." in line
     for code in ("np.eye", "W1.shape[0]", "eye(d)", "@"):          # the learner's own line may show code; this may not
         assert code not in line, line
+
+
+@pytest.mark.filterwarnings("ignore::PendingDeprecationWarning")     # np.asmatrix in the learner's answer
+def test_a_collapse_returned_as_np_matrix_is_refused(capsys):
+    def collapse(W1, b1, W2, b2):
+        return np.asmatrix(W1) * np.asmatrix(W2), b1 @ W2 + b2
+    assert not check_collapse(collapse)
+    assert "as an np.matrix; return a plain array" in capsys.readouterr().out
+
+
+def test_residual_collapse_rounded_to_six_decimals_fails(capsys):
+    """Three-decimal weights make six-decimal products: the unrounded case is what shows the rounding."""
+    assert not check_residual_collapse(lambda W1, W2: np.round(np.eye(W1.shape[0]) + W1 @ W2, 6))
+    assert "✘ d = 3, d_ff = 5, unrounded weights" in capsys.readouterr().out

@@ -501,7 +501,7 @@ def test_relu_backward_a_threshold_not_at_0_fails_and_is_named(threshold, messag
     tells z > 0.01 from z > 0. (A threshold below 0 also passes gradient at z = 0 and fails more cases.)"""
     assert not check_relu_backward(lambda z, dh: dh * (z > threshold))
     out = capsys.readouterr().out
-    assert message in out and (threshold < 0 or "1 of 4 cases failed" in out), out
+    assert message in out and (threshold < 0 or "1 of 5 cases failed" in out), out
 
 
 def test_relu_backward_the_mask_z_ge_0_is_not_called_a_threshold(capsys):
@@ -723,3 +723,20 @@ def test_answers_right_only_on_the_easy_inputs_fail_in_public(check, fn, capsys,
     ok = check(fn)
     out = capsys.readouterr().out
     assert not ok and "✘" in out, out
+
+
+def test_relu_backward_in_float32_fails_in_public(capsys, monkeypatch):
+    monkeypatch.delenv("FFN_GRADING", raising=False)
+    monkeypatch.delenv("NBGRADER_EXECUTION", raising=False)
+    assert not check_relu_backward(lambda z, dh: (dh * (z > 0)).astype(np.float32))
+    out = capsys.readouterr().out
+    assert "✘ 3 tokens x 4 units of unrounded numbers" in out and "float32" in out, out
+
+
+def test_ffn_backward_a_gradient_off_in_its_seventh_digit_fails(capsys):
+    def ffn_backward(x, W1, b1, W2, b2, dy):
+        z = x @ W1 + b1
+        dz = (dy @ W2.T) * (z > 0)
+        return dz @ W1.T, x.T @ dz, dz.sum(0), np.maximum(z, 0).T @ dy, dy.sum(0) * (1 + 1e-7)
+    assert not check_ffn_backward(ffn_backward)
+    assert "db2" in capsys.readouterr().out

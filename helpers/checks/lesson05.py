@@ -31,6 +31,9 @@ def _matrix_problem(value: Any, name: str, shape: tuple[int, ...], hints: dict[t
     """Why `value` is not a finite array of `shape`, in words that name it (`W`, `b`, ...)."""
     if value is None:
         return f"returned None for `{name}`"
+    if isinstance(value, np.matrix):
+        return (f"returned `{name}` as an np.matrix; return a plain array (np.asarray(...)): in the rest of the "
+                "course * multiplies arrays entry by entry, where for np.matrix it is the matrix product")
     array = _as_float_array(value)
     if array is None:
         return f"returned {a_kind(value)} for `{name}`, not an array of numbers"
@@ -120,7 +123,8 @@ _COLLAPSE_MISTAKES = _collapse_mistakes()
 
 
 def _weights(rng, *shape):
-    """Weights with three decimals that are not products of small integers: a rounded or integer answer fails."""
+    """Weights with three decimals that are not products of small integers: an integer answer, or one rounded
+    to fewer than six decimals, fails (the unrounded cases catch the rest)."""
     return np.round(rng.normal(size=shape), 3)
 
 
@@ -283,6 +287,9 @@ def _residual_cases():
         # A bottleneck, d > d_ff: the identity's size is d, here the larger side of W1, not the smaller.
         Case("d = 4, d_ff = 2 (a bottleneck: d_ff < d)",
              {"W1": _weights(np.random.default_rng(52), 4, 2), "W2": _weights(np.random.default_rng(53), 2, 4)}),
+        # Three-decimal weights make products of six decimals, which a rounding to 6 would keep: not these.
+        Case("d = 3, d_ff = 5, unrounded weights",
+             {"W1": np.random.default_rng(54).normal(size=(3, 5)), "W2": np.random.default_rng(55).normal(size=(5, 3))}),
     ]
 
 

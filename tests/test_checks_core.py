@@ -300,3 +300,24 @@ def test_results_that_print_the_same_say_where_they_differ(capsys):
     out = capsys.readouterr().out
     assert "the largest difference is at index (7, 2), expected 23, got 24" in out, out
     assert largest_difference("a", 1.0) == "" and largest_difference([1.0], [1.0, 2.0]) == ""
+
+
+@pytest.mark.parametrize("error", [NameError("name 'math' is not defined"), AttributeError("no attribute 'sumprod'"),
+                                   ModuleNotFoundError("No module named 'torch'")])
+def test_a_name_or_import_error_gets_no_hint_about_the_computation(error, capsys):
+    def fn(x):
+        raise error
+    cases = [Case("three numbers", {"x": np.array([1.0, 2.0, 3.0])})]
+    assert not check_function("scaled", fn, cases, _exact, validate=lambda v, c: None,
+                              fallback_hint="multiply by pi")
+    out = capsys.readouterr().out
+    assert type(error).__name__ in out and "Hint: multiply by pi" not in out, out
+
+
+def test_a_value_error_still_gets_the_hint(capsys):
+    def fn(x):
+        raise ValueError("matmul: Input operand 1 has a mismatch in its core dimension 0")
+    cases = [Case("three numbers", {"x": np.array([1.0, 2.0, 3.0])})]
+    assert not check_function("scaled", fn, cases, _exact, validate=lambda v, c: None,
+                              fallback_hint="multiply by pi")
+    assert "Hint: multiply by pi" in capsys.readouterr().out

@@ -1026,3 +1026,18 @@ def test_count_overflow_caches_and_huge_numbers_are_named_without_raising(fn, ph
         result, out = verdict(check_count_ffn_params, fn, capsys)
     assert not result
     assert phrase in out, out
+
+
+def chunked_even_split(x, W1, b1, W2, b2, chunk):
+    n = -(-x.shape[0] // chunk)
+    pieces = [ffn(c, W1, b1, W2, b2) for c in np.array_split(x, n)] if n else []
+    return np.concatenate(pieces) if pieces else np.empty((0, W2.shape[1]), x.dtype)
+
+
+def test_chunks_of_even_sizes_are_named_as_such(capsys):
+    """np.array_split(x, n) with n = ceil(T / chunk): the right number of chunks, but [3, 3, 3] for chunk 4."""
+    result, out = verdict(check_ffn_chunked, chunked_even_split, capsys)
+    assert not result
+    assert "took [4, 3, 3] tokens where chunk = 4 asks for [4, 4, 2]: as many chunks as chunk asks for, but of " \
+           "even sizes" in out, out
+    assert "capped" not in out, out

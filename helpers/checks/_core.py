@@ -528,7 +528,9 @@ def check_function(title: str, fn: Any, cases: Sequence[Case], reference: Callab
         normalized = None
         if outcome.raised:
             message = f"your function {outcome.describe_error()}"
-            wrong_values = True
+            # A name not defined, an attribute that does not exist, a failed import: the code stops before any
+            # number exists, so a hint about the computation would send the learner the wrong way.
+            wrong_values = wrong_values or not isinstance(outcome.error, (NameError, AttributeError, ImportError))
         elif (problem := validate(outcome.value, case)) is not None:
             message = f"your function {problem}"
         else:

@@ -715,6 +715,11 @@ def _chunking_problem(products: list, T: int, chunk: int, explained: set | None 
         return "tokens", ran, ("one token at a time, whatever chunk is. The numbers are right, but every "
                                "product is a single row, the slow case that chunks of tens of tokens exist to "
                                "avoid. Take chunk tokens per step: x[s:s + chunk] for s in range(0, T, chunk)")
+    if len(products) == -(-T // chunk) and max(products) - min(products) <= 1:
+        return "even", ran, ("as many chunks as chunk asks for, but of even sizes: np.array_split(x, n) shares "
+                             "the tokens out as evenly as it can. Every chunk but the last must hold chunk tokens: "
+                             "np.array_split(x, range(chunk, T, chunk)), or x[s:s + chunk] for s in "
+                             "range(0, T, chunk)")
     if capped:
         return "capped", ran, (f"chunks of {size} tokens although chunk = {chunk}: the size of a chunk is not "
                                "the argument as given, but capped (chunk = min(chunk, 64)), halved or replaced by "

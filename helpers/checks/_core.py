@@ -363,6 +363,13 @@ def close(a: Any, b: Any, rtol: float = 1e-6, atol: float = 1e-9) -> bool:
     return a.shape == b.shape and bool(np.allclose(a, b, rtol=rtol, atol=atol))
 
 
+def close_float64(a: Any, b: Any) -> bool:
+    """Agreement of two float64 results of one computation: the same sums in another order, or a formula written
+    another way, agree to about 1e-15, so a relative 1e-9 leaves room for any of those and none for an answer
+    rounded to 6 or 8 decimals, computed in float32, or off by a slip such as 5.000004 for 5."""
+    return close(a, b, rtol=1e-9, atol=1e-12)
+
+
 # --------------------------------------------------------------------------------------------------------
 # Cases, mistakes and the report
 # --------------------------------------------------------------------------------------------------------

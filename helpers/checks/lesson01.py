@@ -21,8 +21,8 @@ import numbers
 
 import numpy as np
 
-from helpers.checks._core import (Case, Mistake, Report, a_kind, answer_of, check_function, close, fmt, run,
-                                  vector_problem)
+from helpers.checks._core import (Case, Mistake, Report, a_kind, answer_of, check_function, close, close_float64,
+                                  fmt, run, vector_problem)
 from helpers.checks._verdict import failed_attempts, grader
 
 __all__ = ["check_hand_trace", "check_firing_units", "check_detector"]
@@ -49,12 +49,6 @@ TRACE_B1 = (-1.0, 0.0)
 TRACE_B2 = (1.0, -1.0)
 _COLUMN_1 = (1.0, 1.0)
 _COLUMN_2 = (1.0, -1.0)
-
-
-def _exact(a, b) -> bool:
-    """Agreement for a pencil trace: its numbers are small and exact (4, -1, 0, 5), and float arithmetic gives
-    them exactly, so 5.000004 or an h of 1e-10 is a slip, not rounding."""
-    return close(a, b, rtol=1e-9, atol=1e-12)
 
 
 def _as_floats(value):
@@ -138,7 +132,7 @@ def _explain(value, candidates):
     for names, fixes, candidate in candidates:
         if best is not None and len(names) > best:
             break
-        if _exact(value, candidate):
+        if close_float64(value, candidate):
             best = len(names)
             matches.append((names, fixes))
     if not matches:
@@ -165,7 +159,7 @@ def _h_candidates(z):
         ("h1 and h2 in the wrong order", "h_k = relu(z_k): unit 1 first, then unit 2.", _relu(z)[::-1]),
     ]
     right = _relu(z)
-    return [([name], [fix], h) for name, fix, h in slips if not _exact(h, right)]
+    return [([name], [fix], h) for name, fix, h in slips if not close_float64(h, right)]
 
 
 def _y_candidates(h, z):
@@ -188,7 +182,7 @@ def _y_candidates(h, z):
         ("b1 used in place of b2", "The output bias is b2 = [1, -1]; b1 belongs to the first layer.",
          _add(h, TRACE_B1)),
     ]
-    return [([name], [fix], y) for name, fix, y in slips if not _exact(y, right)]
+    return [([name], [fix], y) for name, fix, y in slips if not close_float64(y, right)]
 
 
 def _carried(z):
@@ -232,7 +226,7 @@ def _part_problem(value, length=2):
 
 
 def _which_entries(part, value, expected):
-    wrong = [f"{part}{k + 1}" for k, (a, b) in enumerate(zip(value, expected)) if not _exact(a, b)]
+    wrong = [f"{part}{k + 1}" for k, (a, b) in enumerate(zip(value, expected)) if not close_float64(a, b)]
     return " and ".join(wrong)
 
 
@@ -269,7 +263,7 @@ def check_hand_trace(fn, reveal: bool = False) -> bool:
                   "h": lambda: _h_candidates(base_z) + (_h_candidates(_TRACE["z"]) if "z" in valid else []),
                   "y": lambda: _y_candidates(base_h, base_z)}
     failed, carried, mistake_named = [], [], False
-    if all(p in valid and _exact(valid[p], _SECTION_2[p]) for p in "zhy"):
+    if all(p in valid and close_float64(valid[p], _SECTION_2[p]) for p in "zhy"):
         mistake_named = True   # named below, at the first failed part
     for part, meaning in _TRACE_PARTS:
         if got[part] is None:
@@ -282,10 +276,10 @@ def check_hand_trace(fn, reveal: bool = False) -> bool:
             failed.append(part)
             continue
         mine = valid[part]
-        if _exact(mine, _TRACE[part]):
+        if close_float64(mine, _TRACE[part]):
             report.passed(meaning, fmt(mine))
             continue
-        if part != "z" and _exact(mine, follows[part]):
+        if part != "z" and close_float64(mine, follows[part]):
             # Right given the learner's own previous part: not a new failure (a follow-through mark).
             previous = "z" if part == "h" else "h"
             carried.append(part)

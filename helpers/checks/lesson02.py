@@ -22,18 +22,11 @@ import types
 import numpy as np
 
 from helpers import flat
-from helpers.checks._core import (Case, Mistake, Report, _agree, check_function, close, fmt, is_library_file,
+from helpers.checks._core import (Case, Mistake, Report, _agree, check_function, close_float64, fmt, is_library_file,
                                   run, vector_problem)
 from helpers.checks._verdict import grader, grading
 
 __all__ = ["check_matvec", "check_ffn_forward", "check_transpose"]
-
-
-def _tight(got, expected) -> bool:
-    """The comparison of these checks: the same float64 sums in another order agree to about 1e-15, so a
-    relative 1e-9 leaves room for any order of summation and none for an answer rounded to 6 or 8 decimals or
-    computed in float32."""
-    return close(got, expected, rtol=1e-9, atol=1e-12)
 
 
 def _floats(value) -> list[float]:
@@ -247,7 +240,7 @@ def _lists_only(title: str, fn, cases, reference, validate) -> bool | None:
             problem = outcome.describe_error()
         else:
             problem = validate(outcome.value, case)
-            if problem is None and not _tight(_floats(outcome.value), expected):
+            if problem is None and not close_float64(_floats(outcome.value), expected):
                 problem = f"returned {fmt(_floats(outcome.value))}, not the expected numbers"
         if problem:
             wrong += 1
@@ -297,16 +290,16 @@ def _precision_mistakes(fn, cases, reference, validate, variants=()) -> tuple[li
     if any(g is None for g in got):
         return [], []
     expected = [reference(*copy.deepcopy(case.args).values()) for case in cases]
-    if all(_tight(g, e) for g, e in zip(got, expected)):
+    if all(close_float64(g, e) for g, e in zip(got, expected)):
         return [], []
     for name, fix, variant in variants:
         try:
-            if all(_tight(g, variant(*copy.deepcopy(case.args).values())) for g, case in zip(got, cases)):
+            if all(close_float64(g, variant(*copy.deepcopy(case.args).values())) for g, case in zip(got, cases)):
                 return [Mistake(name, fix, fn)], []
         except Exception:  # a variant that cannot run on a case fits nothing
             continue
     for k in range(0, 13):   # the case of small numbers tells up to 11 decimals from none
-        if all(_tight(g, [round(t, k) for t in e]) for g, e in zip(got, expected)):
+        if all(close_float64(g, [round(t, k) for t in e]) for g, e in zip(got, expected)):
             return [Mistake(f"the output rounded to {k} decimal places", _ROUNDED_FIX, fn)], []
     errors = [max((abs(a - b) / max(abs(b), 1e-3) for a, b in zip(g, e)), default=0.0)
               for g, e in zip(got, expected) if len(g) == len(e)]
@@ -317,7 +310,7 @@ def _precision_mistakes(fn, cases, reference, validate, variants=()) -> tuple[li
     return [], []
 
 
-def _plausible(fn, cases, reference, mistakes, validate, normalize=_floats, compare=_tight) -> list[Mistake]:
+def _plausible(fn, cases, reference, mistakes, validate, normalize=_floats, compare=close_float64) -> list[Mistake]:
     """The mistakes worth naming for fn: those that reproduce its outcome on every case, or on more than half
     of the cases it gets wrong. One that happens to agree on a single failing case (an off-by-one that leaves
     a 2 x 3 matrix in its original order, say) is not offered as a "Possibly"."""
@@ -348,7 +341,7 @@ def _check(title, fn, cases, reference, validate, mistakes, fallback_hint, hidde
     judged = list(cases) + (list(hidden) if hidden and grading() else [])
     first, last = _precision_mistakes(fn, judged, reference, validate, variants)
     mistakes = first + _plausible(fn, judged, reference, mistakes, validate) + last
-    return check_function(title, fn, cases, reference, validate, mistakes, compare=_tight, normalize=_floats,
+    return check_function(title, fn, cases, reference, validate, mistakes, compare=close_float64, normalize=_floats,
                           describe=describe, fallback_hint=fallback_hint, hidden=hidden)
 
 

@@ -7,8 +7,8 @@ from typing import Any
 import numpy as np
 
 from helpers.and_not import INPUTS, TARGET
-from helpers.checks._core import (Case, Mistake, Report, a_kind, check_function, close, fmt, not_a_function,
-                                  plural, run)
+from helpers.checks._core import (Case, Mistake, Report, a_kind, check_function, close, close_float64, fmt,
+                                  not_a_function, plural, run)
 from helpers.checks._verdict import current_tally, failed_attempts, grader
 
 __all__ = ["check_collapse", "check_residual_collapse", "check_detector_weights"]
@@ -207,7 +207,7 @@ def _pair_close(got, expected) -> bool:
         (W, b), (W_ref, b_ref) = got, expected
     except (TypeError, ValueError):
         return False
-    return close(W, W_ref, rtol=1e-9, atol=1e-12) and close(b, b_ref, rtol=1e-9, atol=1e-12)   # float64: exact
+    return close_float64(W, W_ref) and close_float64(b, b_ref)
 
 
 def _describe_pair(value) -> str:
@@ -289,7 +289,8 @@ def _residual_cases():
              {"W1": _weights(np.random.default_rng(52), 4, 2), "W2": _weights(np.random.default_rng(53), 2, 4)}),
         # Three-decimal weights make products of six decimals, which a rounding to 6 would keep: not these.
         Case("d = 3, d_ff = 5, unrounded weights",
-             {"W1": np.random.default_rng(54).normal(size=(3, 5)), "W2": np.random.default_rng(55).normal(size=(5, 3))}),
+             {"W1": np.random.default_rng(54).normal(size=(3, 5)),
+              "W2": np.random.default_rng(55).normal(size=(5, 3))}),
     ]
 
 
@@ -311,7 +312,7 @@ def check_residual_collapse(fn) -> bool:
         "residual_collapse", fn, _residual_cases(), _residual_reference, _residual_problem,
         _RESIDUAL_MISTAKES + rounded,
         normalize=lambda v: np.asarray(v, dtype=float),
-        compare=lambda got, expected: close(got, expected, rtol=1e-9, atol=1e-12),    # float64: exact
+        compare=close_float64,
         fallback_hint="write x itself as x @ I, then factor x out of x @ I + x @ W1 @ W2.")
 
 

@@ -16,8 +16,8 @@ from typing import Any, Callable
 import numpy as np
 
 from helpers import kv_memory
-from helpers.checks._core import (Case, Mistake, Outcome, Report, a_kind, check_function, close, fmt,
-                                  not_a_function, plain_arrays, run, vector_problem)
+from helpers.checks._core import (Case, Mistake, Outcome, Report, a_kind, check_function, close, close_float64,
+                                  fmt, not_a_function, plain_arrays, run, vector_problem)
 from helpers.checks._verdict import failed_attempts, grader, grading
 from helpers.ffn import relu
 from helpers.kv_memory import build_memory
@@ -456,7 +456,7 @@ def check_ffn_as_sum(fn) -> bool:
         "ffn_as_sum", watched, cases, _reference_sum,
         lambda value, case: _sum_problem(value, case, rule_broken, in_source), mistakes,
         normalize=_sum_values, hidden=_sum_hidden(),
-        compare=lambda got, expected: close(got, expected, rtol=1e-9, atol=1e-12),   # float64 sums: exact
+        compare=close_float64,
         fallback_hint="print your a_k for the first failing case beside relu(x @ W1 + b1) computed in one "
                       "line; then check which slice of W2 each unit writes and that b2 is added exactly once.")
 

@@ -8,7 +8,8 @@ from typing import Any, Callable, NamedTuple
 import numpy as np
 
 from helpers.block import LN_EPS, layer_norm
-from helpers.checks._core import Case, Mistake, array_problem, check_function, close, fmt, not_a_function
+from helpers.checks._core import (Case, Mistake, array_problem, check_function, close, close_float64, fmt,
+                                  not_a_function)
 from helpers.checks._verdict import grader
 from helpers.ffn import ffn, softmax
 from helpers.moe import make_experts, route
@@ -353,7 +354,7 @@ def _route_close(got, expected) -> bool:
         picked = np.take_along_axis(logits, experts, axis=-1)                 # (n, k) their logits
         best = -np.sort(-logits, axis=-1)[:, :k]                              # (n, k) the k largest
         return (np.array_equal(-np.sort(-picked, axis=-1), best)
-                and close(weights, softmax(picked), rtol=1e-9, atol=1e-12))
+                and close_float64(weights, softmax(picked)))
     try:
         other = _as_routing(expected)
     except Exception:
@@ -686,7 +687,7 @@ def check_moe_forward(fn) -> bool:
         return not_a_function("moe_forward", fn)
     return check_function(
         "moe_forward", _guarded(fn), _moe_cases(), _reference_moe, _moe_problem, _MOE_MISTAKES,
-        compare=lambda got, expected: close(got, expected, rtol=1e-9, atol=1e-12), describe=_rows,
+        compare=close_float64, describe=_rows,
         hidden=_moe_hidden(),
         fallback_hint="take one failing token: print its k chosen experts and their weights from route, work "
                       "out the weighted sum of those experts' outputs on that token by hand, and compare it "

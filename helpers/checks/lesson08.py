@@ -16,7 +16,8 @@ import numpy as np
 from helpers import gradcheck
 from scipy import special
 
-from helpers.checks._core import Case, Mistake, a_kind, check_function, close, fmt, not_a_function, plural
+from helpers.checks._core import (Case, Mistake, a_kind, check_function, close, close_float64, fmt, not_a_function,
+                                  plural)
 from helpers.checks._verdict import grader
 from helpers.ffn import ffn, ffn_backward, gelu, gelu_grad, gelu_tanh_grad, silu_grad
 
@@ -163,7 +164,8 @@ def _threshold_problem(dz, z, dh) -> str | None:
         return None
     above = bool(np.any(wrong & (zs > 0)))
     example = zs[wrong & (zs != 0)][0]
-    what = "no gradient at z = {:.0e}, a unit that fired" if above else "gradient at z = {:.0e}, a unit that did not fire"
+    what = ("no gradient at z = {:.0e}, a unit that fired" if above
+            else "gradient at z = {:.0e}, a unit that did not fire")
     return (f"passed {what.format(example)}: your mask switches at a threshold "
             f"{'above' if above else 'below'} 0, not at 0. relu'(z) = 1 for every z > 0, however "
             "small, and 0 for z <= 0: the mask is exactly z > 0")
@@ -176,7 +178,7 @@ def check_relu_backward(fn) -> bool:
     return check_function(
         "relu_backward", fn, public, _relu_backward, _relu_problem, _RELU_MISTAKES,
         normalize=_as_float, hidden=hidden,
-        compare=lambda got, expected: close(got, expected, rtol=1e-9, atol=1e-12),   # dh * mask is exact
+        compare=close_float64,
         fallback_hint="dz = dh where z > 0, and 0 where z <= 0 (z exactly 0 included).")
 
 
@@ -384,8 +386,7 @@ def _as_grads(value) -> tuple:
 
 def _grads_close(got, expected) -> bool:
     try:
-        return len(got) == len(expected) and all(close(g, e, rtol=1e-9, atol=1e-12)    # float64: exact
-                                                  for g, e in zip(got, expected))
+        return len(got) == len(expected) and all(close_float64(g, e) for g, e in zip(got, expected))
     except (TypeError, ValueError):
         return False
 
@@ -404,8 +405,7 @@ class _GradsReport:
     def describe(self, value) -> str:
         if value is self.expected or self.expected is None:
             return "the five gradients of the chain rule"
-        wrong = [n for n, g, e in zip(GRADIENTS, value, self.expected)
-                 if not close(g, e, rtol=1e-9, atol=1e-12)]
+        wrong = [n for n, g, e in zip(GRADIENTS, value, self.expected) if not close_float64(g, e)]
         right = [n for n in GRADIENTS if n not in wrong]
         if not wrong:
             return "the five gradients"

@@ -20,6 +20,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tools"))
 import notebooks as nbtool  # noqa: E402
 import pace as pacetool  # noqa: E402
+from cell_names import bound_and_used  # noqa: E402
 
 from helpers.quiz import lesson_quiz  # noqa: E402
 
@@ -88,23 +89,6 @@ def test_headings_start_their_cells(path):
             assert not later, f"{path.name}: start a new cell at {later[0]!r}"
 
 
-def _bound_and_used(source):
-    """Names a cell binds at top level (assignments, defs, imports) and names it reads."""
-    try:
-        tree = ast.parse(source)
-    except SyntaxError:
-        return set(), set()
-    bound, used = set(), set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Name):
-            (bound if isinstance(node.ctx, (ast.Store, ast.Del)) else used).add(node.id)
-        elif isinstance(node, (ast.FunctionDef, ast.ClassDef)):
-            bound.add(node.name)
-        elif isinstance(node, (ast.Import, ast.ImportFrom)):
-            bound.update((a.asname or a.name).split(".")[0] for a in node.names)
-    return bound, used
-
-
 @pytest.mark.parametrize("path", LESSONS, ids=lambda p: p.name)
 def test_skipping_going_further_breaks_no_later_cell(path):
     nb_cells = cells(path)
@@ -113,7 +97,7 @@ def test_skipping_going_further_breaks_no_later_cell(path):
     for cell, further in zip(nb_cells, flags):
         if cell.cell_type != "code":
             continue
-        bound, used = _bound_and_used(cell.source)
+        bound, used = bound_and_used(cell.source)
         if further:
             further_only |= bound - core_bound
             continue

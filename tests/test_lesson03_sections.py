@@ -2,7 +2,6 @@
 core defines before it, or that it defines itself. The one exception is stated in the text: "Heads, and the
 crossing measured" uses the FLOP counts of "Cost against sequence length" and says to run that one first.
 (tests/test_edition2.py checks the core cells; this checks the Going further sections against each other.)"""
-import ast
 import builtins
 import sys
 from pathlib import Path
@@ -12,24 +11,10 @@ import nbformat
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tools"))
 import pace  # noqa: E402
+from cell_names import bound_and_used  # noqa: E402
 
 LESSON = ROOT / "solutions" / "03_numpy_position_wise.ipynb"
 NEEDS = {"Heads, and the crossing measured": "Cost against sequence length"}   # said in the section's text
-
-
-def bound_and_used(source):
-    tree = ast.parse(source)
-    bound, used = set(), set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Name):
-            (bound if isinstance(node.ctx, (ast.Store, ast.Del)) else used).add(node.id)
-        elif isinstance(node, (ast.FunctionDef, ast.ClassDef)):
-            bound.add(node.name)
-        elif isinstance(node, (ast.Import, ast.ImportFrom)):
-            bound.update((a.asname or a.name).split(".")[0] for a in node.names)
-        elif isinstance(node, ast.arg):
-            bound.add(node.arg)
-    return bound, used
 
 
 def sections():
@@ -57,7 +42,7 @@ def test_every_going_further_section_needs_only_the_core_before_it_or_what_it_sa
     for title, sources in sections():
         bound_here = set()
         for source in sources:
-            bound, used = bound_and_used(source)
+            bound, used = bound_and_used(source, arguments_bound=True)
             if title is not None:
                 allowed = core | bound_here | bound | by_title.get(NEEDS.get(title), set())
                 missing = used - allowed - python_names

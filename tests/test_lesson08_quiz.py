@@ -1,9 +1,8 @@
 """Lesson 08's quiz: the db2 sum is worked out again here, and wrong options explain their misconception without
 stating the right answer."""
 import numpy as np
-import pytest
 
-from helpers.quiz import Choice, Numeric, lesson_quiz
+from helpers.quiz import Choice, lesson_quiz
 
 QUIZ = lesson_quiz("08")
 
@@ -17,20 +16,6 @@ def test_db2_is_the_sum_over_tokens():
     q = question("db2-sum")
     assert q.answer == dy.sum(axis=0)[1]
     assert {2.0, 0.4} <= set(q.wrong)
-
-
-
-@pytest.mark.parametrize("qid, giveaways", [
-    ("relu-at-zero", ["uses is 0", "is 0.", ": 0", "as off", "db1[0] = 0", "passes no gradient"]),
-    ("dead-unit", ["gradient is 0", "exactly 0 there", "stays off", "is exactly 0"]),
-])
-def test_wrong_options_do_not_state_the_right_one(qid, giveaways):
-    q = question(qid)
-    for letter in q.letters():
-        if letter not in q.correct_letters():
-            text = q.judge(letter).text
-            for phrase in giveaways:
-                assert phrase not in text, (letter, phrase, text)
 
 
 def test_right_feedback_does_not_capitalise_a_variable():

@@ -168,3 +168,26 @@ def test_the_right_option_does_not_stand_out_by_its_length(lesson, q):
     right = [len(o.text) for o in q.options if o.correct]
     wrong = [len(o.text) for o in q.options if not o.correct]
     assert max(right) <= 1.15 * max(wrong), f"lesson {lesson}, {q.id}: {[o.text for o in q.options]}"
+
+
+# Phrases that would hand over a question's right option if a wrong option's feedback used them.
+GIVEAWAYS = {
+    ("03", "one-row"): ["no row's result depends", "never across rows"],
+    ("03", "share"): ["45 %", "45%"],
+    ("05", "residual"): ["one affine map", "(I + W1 W2)", "gives one", "into one"],
+    ("05", "corner-sum"): ["corner sum"],
+    ("05", "attention"): ["softmax of scores", "softmax of token-dependent scores"],
+    ("08", "relu-at-zero"): ["uses is 0", "is 0.", ": 0", "as off", "db1[0] = 0", "passes no gradient"],
+    ("08", "dead-unit"): ["gradient is 0", "exactly 0 there", "stays off", "is exactly 0"],
+}
+
+
+@pytest.mark.parametrize("lesson, qid", list(GIVEAWAYS), ids=lambda v: v)
+def test_wrong_options_do_not_state_the_right_one(lesson, qid):
+    """A wrong option's feedback explains its misconception; it does not hand over the right option."""
+    q = next(q for q in lesson_quiz(lesson).questions if q.id == qid)
+    for letter in q.letters():
+        if letter not in q.correct_letters():
+            text = q.judge(letter).text
+            for phrase in GIVEAWAYS[lesson, qid]:
+                assert phrase.lower() not in text.lower(), (lesson, qid, letter, phrase, text)

@@ -157,14 +157,14 @@ def run(fn: Callable, args: dict[str, Any], watch: str = "") -> Outcome:
     """Call fn with copies of args (in order) and report what happened. Never raises.
 
     With `watch` (an exercise's name), also note any function of the course library that computes that
-    exercise (its own name, or one listed in COURSE_VERSIONS) and that the learner's own code calls, e.g.
-    helpers.flat.ffn_forward called from the learner's ffn_forward: the exercise is to write it, not to call
-    the reference the later cells use.
+    exercise (its own name, or one listed in COURSE_VERSIONS) and that runs on the learner's behalf, e.g.
+    helpers.flat.ffn_forward called from the learner's ffn_forward, directly or through other code: the
+    exercise is to write it, not to call the reference the later cells use.
     """
     copies = copy.deepcopy(args)
     called: list[str] = []
     names = {watch, *COURSE_VERSIONS.get(watch, ())} if watch else set()
-    handed = _handed_in(copies)
+    handed = _handed_in(copies) if watch else set()    # only the watch needs it (mutants run unwatched)
 
     def made_by(frame):
         """Who made the call in `frame`: "check" (the checks' own code: a known mistake run as a mutant, a

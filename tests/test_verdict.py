@@ -135,13 +135,40 @@ def test_hidden_cases_run_under_make_grade(monkeypatch, capsys):
     assert verdict and verdict.hidden == 1 and "1 of them hidden" in capsys.readouterr().out
 
 
-def test_hidden_cases_run_under_nbgrader_autograde(monkeypatch, capsys):
+def test_hidden_cases_stay_out_of_the_learners_kernel_under_nbgrader_autograde(monkeypatch, capsys):
+    """In the kernel nbgrader runs, the hidden cases do not run (their values would be in reach of the
+    learner's code there): the course's autograde preprocessor runs them in a clean process afterwards."""
     monkeypatch.setenv(_verdict.NBGRADER_ENV, "autograde")
 
     def double(x):                  # the exercise's own function, right on the public case only
         return only_two(x)
-    with pytest.raises(CheckFailed, match=r"1 of 2 cases pass"):
-        check_double(double)
+    assert check_double(double).total == 1
+
+
+def test_hidden_cases_run_under_the_grading_secret(capsys):
+    _verdict.use_secret("a secret")
+    try:
+        def double(x):
+            return only_two(x)
+        verdict = check_double(double)
+    finally:
+        _verdict.use_secret(None)
+    assert not verdict and (verdict.passed, verdict.total) == (1, 2)
+
+
+def test_hidden_rng_is_fixed_without_a_secret_and_fresh_with_one():
+    draw = lambda: _verdict.hidden_rng(7).normal(size=3).tolist()  # noqa: E731
+    assert draw() == draw()                                       # the tests' fixed cases
+    fixed = draw()
+    seen = []
+    for secret in ("one", "two"):
+        _verdict.use_secret(secret)
+        try:
+            seen.append(draw())
+            assert draw() == seen[-1]                             # one run draws the same case twice
+        finally:
+            _verdict.use_secret(None)
+    assert seen[0] != seen[1] and fixed not in seen
 
 
 def test_hidden_cases_do_not_run_under_validate(monkeypatch, capsys):

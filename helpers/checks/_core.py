@@ -25,7 +25,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from helpers.checks._verdict import current_tally, first_sentence, grading
+from helpers.checks._verdict import current_tally, first_sentence, grading, hidden_cases, hidden_rng  # noqa: F401
 
 PASS, FAIL = "\u2714", "\u2718"  # check mark, ballot x
 NOT_IMPLEMENTED = "not implemented yet"
@@ -173,6 +173,8 @@ def run(fn: Callable, args: dict[str, Any], watch: str = "") -> Outcome:
         entry, back = "", frame.f_back
         while back is not None:
             where = back.f_code.co_filename
+            if back.f_code is _RUN_CODE:
+                break                                   # handed to the check as the learner's function itself
             if where.startswith(_CHECKS_DIR):
                 return "check"
             if not where.startswith(_COURSE_DIR):
@@ -221,6 +223,11 @@ def run(fn: Callable, args: dict[str, Any], watch: str = "") -> Outcome:
             threading.setprofile(previous_threads)
     mutated = [name for name in args if not _same(args[name], copies[name])]
     return Outcome(value=value, mutated=mutated, references=list(dict.fromkeys(called)))  # first made first
+
+
+# run's own frame: a watched course function whose caller is run itself was handed in as the learner's function
+# (wrapped so that it has no frame of its own: functools.partial, a bound method, a class's __call__).
+_RUN_CODE = run.__code__
 
 
 # --------------------------------------------------------------------------------------------------------
@@ -512,11 +519,14 @@ def check_function(title: str, fn: Any, cases: Sequence[Case], reference: Callab
     """Run `fn` on every case against `reference`, print the verdicts, and return True only if all pass.
 
     validate(value, case) returns a message when the value has the wrong kind or shape; normalize turns a
-    valid value into what compare and describe expect (for example a list of floats). `hidden` cases run
-    only while the work is graded (helpers.checks._verdict.grading); otherwise a pass says "public cases".
+    valid value into what compare and describe expect (for example a list of floats). `hidden` cases (a list,
+    or a function that builds them from hidden_rng) run only while the work is graded
+    (helpers.checks._verdict.grading); otherwise a pass says "public cases".
     """
-    run_hidden = bool(hidden) and grading()
-    cases = list(cases) + (list(hidden) if run_hidden else [])
+    has_hidden = bool(hidden)
+    hidden = hidden_cases(hidden)          # built now (drawn from the grading secret), or none outside grading
+    run_hidden = bool(hidden)
+    cases = list(cases) + hidden
     report = Report(title, f"checking {len(cases)} cases"
                     + (f", {len(hidden)} of them hidden" if run_hidden else ""))
     report.tally.total = len(cases)  # what a check stopped early (a stub, an exception) is out of
@@ -582,7 +592,7 @@ def check_function(title: str, fn: Any, cases: Sequence[Case], reference: Callab
     elif wrong_values and fallback_hint:
         report.line(f"Hint: {fallback_hint}")
     return report.finish(len(cases), len(failures), hidden=len(hidden) if run_hidden else 0,
-                         hidden_skipped=bool(hidden) and not run_hidden)
+                         hidden_skipped=has_hidden and not run_hidden)
 
 
 def largest_difference(got: Any, expected: Any) -> str:

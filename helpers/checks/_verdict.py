@@ -19,9 +19,10 @@ Where the check runs decides what else happens (one rule, the same for every che
   (a lesson's demonstration, `check_ffn_forward(ffn_one_stride)`, raises nothing); warnings and stderr output
   of the learner's code become notes on stdout, since nbgrader gives no points to a cell that wrote to
   stderr. Everywhere else a check never raises: a learner sees the report, never a traceback.
-- hidden cases (cases a check runs only when grading) run under `nbgrader autograde` and under
-  `make grade` (which sets FFN_GRADING=1). Otherwise a passing learner reads "all N public cases pass",
-  never a promise of full marks.
+- hidden cases (cases a check runs only when grading) run only in the clean grading process of `make grade`
+  and of the course's nbgrader autograde (helpers.grading), drawn fresh from a secret each run (hidden_rng);
+  FFN_GRADING=1 runs them from fixed seeds (the tests). Otherwise a passing learner reads "all N public
+  cases pass", never a promise of full marks.
 """
 from __future__ import annotations
 
@@ -49,9 +50,46 @@ def nbgrader_mode() -> str:
     return mode if mode in ("autograde", "validate") else ""
 
 
+# The grading secret: set only inside the clean grading process (helpers.grading), never in a learner's kernel.
+_SECRET: str | None = None
+
+
+def use_secret(secret: str | None) -> None:
+    """Draw hidden cases from `secret` from now on (helpers.grading's clean process calls it; None: the fixed
+    cases again). Nothing that ships with the course or runs in a learner's kernel knows the secret, so the
+    hidden cases of a grading run cannot be predicted, only described by kind."""
+    global _SECRET
+    _SECRET = secret or None
+
+
 def grading() -> bool:
-    """True while an instructor's tool marks the work: hidden cases run then, and only then."""
-    return nbgrader_mode() == "autograde" or os.environ.get(GRADING_ENV) == "1"
+    """True while an instructor's tool marks the work: hidden cases run then, and only then (the clean
+    grading process, which holds a secret; FFN_GRADING=1 runs them from the course's fixed seeds, for tests).
+    A learner's kernel under nbgrader runs only the public cases: the course's autograde preprocessor runs
+    the hidden ones in a clean process afterwards (helpers.nbgrader_plugin)."""
+    return _SECRET is not None or os.environ.get(GRADING_ENV) == "1"
+
+
+def hidden_rng(label: int | str):
+    """The random generator for a check's hidden cases named `label` (an int seed, or a name). Under the
+    grading secret it is drawn from (secret, label), fresh for every grading run; otherwise from the label
+    alone, so tests and FFN_GRADING=1 see fixed cases."""
+    import hashlib
+
+    import numpy as np
+    if _SECRET is None:
+        return np.random.default_rng(label if isinstance(label, int) else
+                                     int.from_bytes(hashlib.sha256(str(label).encode()).digest()[:8], "little"))
+    digest = hashlib.sha256(f"{_SECRET}\x00{label}".encode()).digest()
+    return np.random.default_rng(int.from_bytes(digest[:16], "little"))
+
+
+def hidden_cases(hidden):
+    """A check's hidden cases: a list, or a function that builds them (called only while grading, so that
+    cases drawn from hidden_rng are drawn at grading time)."""
+    if not grading():
+        return []
+    return list(hidden() if callable(hidden) else hidden)
 
 
 class CheckFailed(AssertionError):
@@ -238,7 +276,13 @@ def _checked(args: tuple, kwargs: dict) -> Any:
 
 def course_function(fn: Any) -> str:
     """"helpers.ffn.gelu" when fn is a function of the course library (not of helpers.checks), else ""."""
-    code = getattr(getattr(fn, "__wrapped__", fn), "__code__", None)
+    for _ in range(20):                      # see through wrappers: functools.partial, decorators, methods
+        inner = getattr(fn, "func", None) if isinstance(fn, functools.partial) else \
+            getattr(fn, "__wrapped__", None) or getattr(fn, "__func__", None)
+        if inner is None:
+            break
+        fn = inner
+    code = getattr(fn, "__code__", None)
     if code is None:
         return ""
     where = str(Path(code.co_filename).resolve())

@@ -40,7 +40,8 @@ help:
 	@echo "make grade SUBMISSIONS=path/   grade learners' notebooks: grades/grades.csv and grades/report.html"
 	@echo "                (a subfolder, an .ipynb or <learner>_<NN_lesson>.ipynb files per learner;"
 	@echo "                TIMEOUT=60 s per cell, NOTEBOOK_TIMEOUT=600,"
-	@echo "                JOBS=1 at a time, LESSONS=\"01 02\" the lessons set; SHARD=i/n grades a slice into"
+	@echo "                JOBS=1 at a time, LESSONS=\"01 02\" the lessons set, SEED=secret for the hidden cases"
+	@echo "                (default: a new one each run); SHARD=i/n grades a slice into"
 	@echo "                grades/shard-i-of-n/, then make grade-merge combines the shards)"
 	@echo "make bench-grade  grade a generated class (LEARNERS=40, every lesson) with JOBS=1 and 2: s/notebook"
 	@echo "make doctor     check .venv, the pinned packages, helpers, the Jupyter kernel and work/, with fixes"
@@ -105,8 +106,8 @@ html: $(STAMP)
 
 grade: $(STAMP)
 	@test -n "$(SUBMISSIONS)" || { echo "usage: make grade SUBMISSIONS=path/ [TIMEOUT=60] [NOTEBOOK_TIMEOUT=600]" \
-		"[JOBS=1] [LESSONS=\"01 02\"] [SHARD=i/n] [GRADES=grades]"; exit 2; }
-	$(PY) tools/grade.py "$(SUBMISSIONS)" --cell-timeout $(TIMEOUT) --timeout $(NOTEBOOK_TIMEOUT) --jobs $(JOBS) \
+		"[JOBS=1] [LESSONS=\"01 02\"] [SEED=...] [SHARD=i/n] [GRADES=grades]"; exit 2; }
+	$(if $(SEED),FFN_GRADING_SEED="$(SEED)" ,)$(PY) tools/grade.py "$(SUBMISSIONS)" --cell-timeout $(TIMEOUT) --timeout $(NOTEBOOK_TIMEOUT) --jobs $(JOBS) \
 		$(if $(LESSONS),--lessons $(LESSONS),) \
 		$(if $(SHARD),--shard $(SHARD) --out $(GRADES)/shard-$(subst /,-of-,$(SHARD)),--out $(GRADES))
 

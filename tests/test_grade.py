@@ -31,8 +31,12 @@ FIRING = '''def firing_units(x, W1, b1):
     """Indices of the hidden units whose pre-activation is above 0."""
     ### BEGIN SOLUTION
     import numpy as np
-    z = np.asarray(x, dtype=float) @ np.asarray(W1, dtype=float) + np.asarray(b1, dtype=float)
-    return [int(k) for k in np.flatnonzero(z > 0)]
+    x_row = np.asarray(x, dtype=float).reshape(1, -1)
+    weights = np.asarray(W1, dtype=float)
+    biases = np.asarray(b1, dtype=float).reshape(1, -1)
+    z = (x_row @ weights + biases).ravel()
+    fired = [int(unit) for unit, value in enumerate(z) if value > 0]
+    return sorted(fired)
     ### END SOLUTION'''
 # Right answers in a learner's own words (the solution's code would be flagged).
 OWN_TRACE = "def hand_trace():\n    z = [2 + 3 - 1, 2 - 3]\n    h = [max(0, v) for v in z]\n" \
@@ -43,7 +47,7 @@ OWN_FIRING = ("def firing_units(x, W1, b1):\n    fired = []\n    for k in range(
 # The course shows a check failing on purpose: no attempt of the learner's, whatever it says.
 DEMO = "ok = check_hand_trace(lambda: ([0, 0], [0, 0], [0, 0]))   # what a failing check prints"
 TRACE_WRONG = "def hand_trace():\n    return {z}, {h}, {y}   # b1 left out".format(**lesson01._TRACE_MISTAKES[0][1])
-FIRING_WRONG = FIRING.replace("z > 0", "z >= 0").replace("    ### BEGIN SOLUTION\n", "").replace(
+FIRING_WRONG = FIRING.replace("value > 0", "value >= 0").replace("    ### BEGIN SOLUTION\n", "").replace(
     "\n    ### END SOLUTION", "")
 FIRING_LOOPS = "def firing_units(x, W1, b1):\n    while True:\n        pass"
 # Lesson 99 imports the course's gelu above its own exercise, as lesson 04 does, and has it in "Going further".
@@ -212,7 +216,7 @@ def test_untouched_stubs_are_not_attempted(graded):
 def test_an_endless_loop_costs_only_its_exercise(graded):
     eve = graded["rows"]["eve"]
     assert verdicts(eve, *EXERCISES[:2]) == ("pass", "fail")
-    assert eve["01:firing_units mistake"] == f"did not finish within {CELL_TIMEOUT} s (an endless loop?)"
+    assert eve["01:firing_units mistake"] == f"did not finish within {CELL_TIMEOUT} s: an endless loop?"
     assert f"the code cell starting `check_firing_units(firing_units)` ran past {CELL_TIMEOUT} s and was " \
            "interrupted" in eve["notes"]
     copy = nbformat.read(graded["out"] / "eve" / "01_hand_trace.ipynb", as_version=4)
@@ -243,7 +247,9 @@ def test_truncated_json_is_a_note_and_its_lesson_not_run(graded):
 def test_a_copy_of_the_solutions_is_flagged_not_failed(graded):
     ivy = graded["rows"]["ivy"]
     assert verdicts(ivy, *EXERCISES[:2]) == ("pass", "pass")
-    assert ivy["01:hand_trace flags"] == ivy["01:firing_units flags"] == "same code as solutions/"
+    # firing_units' solution is distinctive (tools/grade.COPY_MIN_NODES); hand_trace's is three lists of numbers,
+    # which every honest learner writes the same way: no flag.
+    assert ivy["01:firing_units flags"] == "same code as solutions/" and ivy["01:hand_trace flags"] == ""
 
 
 def test_the_reference_from_helpers_is_flagged(graded):
@@ -253,7 +259,7 @@ def test_the_reference_from_helpers_is_flagged(graded):
     flagged = {(learner, key) for learner, row in graded["rows"].items() for key in (*EXERCISES, OPTIONAL)
                if row[f"{key} flags"]}
     # Not quin's firing_units nor lem's gelu: the course's own function, refused by the check, a fail that says so.
-    assert flagged == {("ivy", "01:hand_trace"), ("ivy", "01:firing_units"), ("jon", "01:hand_trace"),
+    assert flagged == {("ivy", "01:firing_units"), ("jon", "01:hand_trace"),
                        ("jon", "01:firing_units")}
     assert jon["01:firing_units flags"] == "uses helpers.checks.lesson01._reference_firing (the solution does not)"
 
@@ -286,10 +292,13 @@ def test_a_deleted_check_is_not_run_and_a_file_is_a_learner(graded):
     assert verdicts(ned, *EXERCISES[:2]) == ("not run", "pass")
 
 
-def test_grading_runs_hidden_cases(graded):
+def test_the_kernel_holds_no_grading_switch_and_the_copy_shows_the_clean_check(graded):
     copy = nbformat.read(graded["out"] / "pam" / "01_hand_trace.ipynb", as_version=4)
-    assert "FFN_GRADING = 1" in "".join(o.get("text", "") for o in copy.cells[8].outputs)
-    assert "_ffn_grading_setup" not in "".join(c.source for c in copy.cells)      # the recorder is gone
+    assert "FFN_GRADING = None" in "".join(o.get("text", "") for o in copy.cells[8].outputs)
+    assert "_ffn_install" not in "".join(c.source for c in copy.cells)      # the grader's own cells are gone
+    assert "_ffn_dump" not in "".join(c.source for c in copy.cells)
+    shown = "".join(o.get("text", "") for o in copy.cells[HT_CHECK].outputs)
+    assert shown.startswith("[grader] checked again in a clean process") and "hand_trace: " in shown
 
 
 def test_csv_files_report_and_summary_agree(graded):
@@ -314,7 +323,7 @@ def test_report_is_accessible_chart_alt_text_and_table_headers(graded):
     assert "Lesson 01: hand trace: share of the 16 learner(s) who handed it in passing each exercise. " \
            "hand_trace: 10 of 16 pass; firing_units: 10 of 16 pass." in report           # the chart's alt text
     assert '<th scope="col">not handed in</th>' in report and "<caption>" in report
-    assert "<td>ivy</td><td>hand_trace</td><td>same code as solutions/</td>" in report
+    assert "<td>ivy</td><td>firing_units</td><td>same code as solutions/</td>" in report
 
 
 def test_progress_bar_and_no_kernel_warning_spam(graded):
@@ -398,9 +407,14 @@ def test_same_code_ignores_comments_docstrings_and_layout():
     retyped = textwrap.dedent('''
         def firing_units(x, W1, b1):
             import numpy as np   # the same, retyped
-            z = (np.asarray(x, dtype=float) @ np.asarray(W1, dtype=float)
-                 + np.asarray(b1, dtype=float))
-            return [int(k) for k in np.flatnonzero(z > 0)]''')
+            x_row = np.asarray(x,
+                               dtype=float).reshape(1, -1)
+            weights = np.asarray(W1, dtype=float)
+            biases = np.asarray(b1, dtype=float).reshape(1, -1)
+            z = (x_row @ weights
+                 + biases).ravel()
+            fired = [int(unit) for unit, value in enumerate(z) if value > 0]   # the same
+            return sorted(fired)''')
     assert grade.normalised(retyped, "firing_units") == solution
     assert grade.normalised(FIRING_WRONG, "firing_units") != solution
     assert grade.normalised("def other(): pass", "firing_units") is None
@@ -601,3 +615,28 @@ def test_report_says_who_did_not_pass_each_exercise(graded):
     not_passed = sum(row[key] != "pass" for row in graded["rows"].values() for key in EXERCISES[:2]
                      if row[key] != "not handed in")
     assert rows <= not_passed and rows > 0
+
+
+def test_no_right_answer_in_the_course_banks_is_flagged_as_a_copy():
+    """"same code as solutions/" is a flag only where the solution is distinctive: no function in the course's
+    own banks of right answers (tests/test_lessonNN_checks.py), written without looking at solutions/, has the
+    syntax tree of a distinctive solution; and the natural one-liners and the answers that are numbers are not
+    distinctive."""
+    import ast
+    course = grade.load_course()
+    flagged = []
+    for name, lesson in course.items():
+        bank = ROOT / "tests" / f"test_lesson{name[:2]}_checks.py"
+        for node in ast.walk(ast.parse(bank.read_text())):
+            if not isinstance(node, ast.FunctionDef):
+                continue
+            for exercise in lesson.distinctive:
+                renamed = ast.parse(ast.unparse(node)).body[0]
+                renamed.name = exercise
+                if grade.normalised(ast.unparse(renamed), exercise) == lesson.solutions[exercise]:
+                    flagged.append((name, exercise, node.name))
+    assert flagged == []
+    not_distinctive = {"hand_trace", "detector", "relu_backward", "count_ffn_params", "ffn_batched", "gelu", "silu",
+                       "collapse", "residual_block", "detector_weights", "ffn_backward"}
+    assert not any(not_distinctive & lesson.distinctive for lesson in course.values())
+    assert any("ffn_forward" in lesson.distinctive for lesson in course.values())

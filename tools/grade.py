@@ -77,6 +77,7 @@ from grade_report import (FAIL, FORMAT, NOT_ATTEMPTED, NOT_HANDED_IN, NOT_RUN, P
                           column, merge, merge_problems, merged_model, write_outputs)
 from notebooks import CHECK_CALL, META_KEY, QUIET_KERNEL, describe_cell
 
+from helpers import grading   # the clean process that the verdicts come from
 from helpers import progress  # which exercises are optional (in a "Going further" section)
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -89,112 +90,6 @@ MAX_RESTARTS = 3          # kernels a notebook may use up (each death or stuck c
 TIMEOUT_ENAME = "TimeLimit"     # nbclient's reply for a cell past its limit (never stored)
 GRADER_ENAME = "GraderNote"     # the grader's own note in a cell it stopped or skipped
 
-# Runs before the learner's first cell: every check records each call, one JSON line per call.
-RECORDER = '''\
-def _ffn_grading_setup(record_path):
-    import functools, inspect, json, sys, types
-    from importlib import import_module
-    import helpers.checks as checks
-
-    def key(obj):
-        if isinstance(obj, types.ModuleType):
-            return obj.__name__ if obj.__name__.split(".")[0] == "helpers" else None
-        module = getattr(obj, "__module__", None) or ""
-        if module.split(".")[0] == "helpers" and hasattr(obj, "__qualname__"):
-            return f"{module}.{obj.__qualname__}"
-        return None
-
-    def helpers_used(fn, seen):
-        """What from helpers `fn` (and the learner's own functions it names) uses or imports."""
-        used = set()
-        fn = getattr(fn, "func", fn)                       # functools.partial
-        if key(fn):
-            return {key(fn)}
-        code = getattr(fn, "__code__", None)
-        if code is None or fn in seen:
-            return used
-        seen.add(fn)
-        names, stack = set(), [code]
-        while stack:
-            c = stack.pop()
-            names.update(c.co_names)
-            stack += [k for k in c.co_consts if isinstance(k, types.CodeType)]
-        namespace = getattr(fn, "__globals__", {})
-        modules = []
-        for name in names:
-            if name.split(".")[0] == "helpers":            # an import inside the function
-                used.add(name)
-                if name in sys.modules:
-                    modules.append(sys.modules[name])
-            obj = namespace.get(name)
-            if key(obj):
-                used.add(key(obj))
-                if isinstance(obj, types.ModuleType):
-                    modules.append(obj)
-            elif isinstance(obj, types.FunctionType) and obj.__module__ == "__main__":
-                used |= helpers_used(obj, seen)
-        for module in modules:                             # flat.ffn_forward, or from helpers.x import y
-            for name in names:
-                if key(getattr(module, name, None)):
-                    used.add(key(getattr(module, name)))
-        for cell in getattr(fn, "__closure__", None) or ():
-            try:
-                if key(cell.cell_contents):
-                    used.add(key(cell.cell_contents))
-            except ValueError:
-                pass
-        return used
-
-    def describe(fn, name):
-        from helpers.checks._verdict import course_function, is_the_exercise
-        about = {"fn": getattr(fn, "__name__", ""), "own": is_the_exercise(fn, name.removeprefix("check_")),
-                 "course": course_function(fn)}
-        try:
-            about["helpers"] = sorted(helpers_used(fn, set()))
-        except Exception:
-            about["helpers"] = []
-        try:
-            about["source"] = inspect.getsource(fn)[:20000]
-        except Exception:
-            about["source"] = ""
-        return about
-
-    def recording(name, check):
-        @functools.wraps(check)
-        def recorded(*args, **kwargs):
-            entry = {"check": name, "status": "error"}
-            try:
-                verdict = check(*args, **kwargs)
-            except KeyboardInterrupt:
-                entry["status"] = "interrupted"
-                raise
-            except BaseException as error:
-                entry["error"] = f"{type(error).__name__}: {error}"[:300]
-                raise
-            else:
-                status = getattr(verdict, "status", None) or ("pass" if verdict else "fail")
-                entry.update(status=status, passed=getattr(verdict, "passed", None),
-                             total=getattr(verdict, "total", None), mistake=getattr(verdict, "mistake", ""))
-                return verdict
-            finally:                                       # described after the call: its imports are done
-                try:
-                    entry.update(describe(args[0] if args else next(iter(kwargs.values()), None), name))
-                except Exception:
-                    pass
-                with open(record_path, "a") as record:
-                    record.write(json.dumps(entry) + "\\n")
-        return recorded
-
-    for module_name in checks.LESSON_MODULES:
-        module = import_module(f"helpers.checks.{module_name}")
-        for name in module.__all__:
-            if name.startswith("check_"):
-                wrapped = recording(name, getattr(module, name))
-                setattr(module, name, wrapped)
-                setattr(checks, name, wrapped)
-_ffn_grading_setup(RECORD_PATH)
-del _ffn_grading_setup
-'''
 
 
 # ----------------------------------------------------------------------------------------------------------
@@ -208,6 +103,9 @@ class Lesson:
     solutions: dict[str, str]                    # exercise -> its function's normalised syntax tree
     allowed: dict[str, set[str]]                 # exercise -> what from helpers the solution's function uses
     optional: list[str] = field(default_factory=list)   # checks in a "Going further" section
+    title: str = ""                                     # the notebook's own title (its first # heading)
+    distinctive: set[str] = field(default_factory=set)  # exercises whose solution an independent answer rarely
+                                                        # matches: only there is "same code as solutions/" a flag
 
 
 def normalised(source: str, name: str) -> str | None:
@@ -303,7 +201,31 @@ def load_lesson(path: Path) -> Lesson:
                 allowed[exercise] = _uses(function, names)
                 break
     optional = [f"check_{item.id}" for item in progress.exercises(path) if item.optional]
-    return Lesson(path.stem, checks, course_cells, solutions, allowed, optional)
+    distinctive = {exercise for exercise, tree in solutions.items()
+                   if is_distinctive(tree) and exercise not in SPELLED_OUT}
+    heading = next((line[2:].strip() for c in nb.cells if c.cell_type == "markdown"
+                    for line in c.source.splitlines() if line.startswith("# ")), "")
+    title = re.sub(r"^Lesson \d+\s*[:·.-]\s*", "", heading)
+    return Lesson(path.stem, checks, course_cells, solutions, allowed, optional, title=title, distinctive=distinctive)
+
+
+# A solution of at least this many syntax-tree nodes (docstring left out) is distinctive: independent answers
+# rarely share it node for node. Natural one-liners (relu_backward, count_ffn_params, a batched FFN) and answers
+# that are numbers (hand_trace, detector) stay under it; tests/test_grade.py checks the course's banks of right
+# answers against it.
+COPY_MIN_NODES = 80
+# ... except where the lesson spells the solution out, line for line, so that a learner who follows it writes the
+# same tree: lesson 08's hint for ffn_backward lists its seven lines.
+SPELLED_OUT = {"ffn_backward"}
+
+
+def is_distinctive(tree: str) -> bool:
+    """Whether a solution's normalised syntax tree (normalised()) is big, and not only numbers, so that an
+    answer with the same tree was most likely copied."""
+    node = eval(tree, vars(ast))                 # ast.dump's text is the expression that builds the tree
+    nodes = list(ast.walk(node))
+    numbers = sum(isinstance(n, ast.Constant) and isinstance(n.value, (int, float)) for n in nodes)
+    return len(nodes) >= COPY_MIN_NODES and numbers < len(nodes) / 4
 
 
 def load_course(solutions: Path = ROOT / "solutions", lessons: list[str] | None = None) -> dict[str, Lesson]:
@@ -407,10 +329,11 @@ _QUIET.propagate = False
 
 
 def kernel_env() -> dict[str, str]:
-    """The grading kernel's environment: hidden cases on, nbgrader's switch off, one BLAS thread each
-    (several notebooks run at once) unless set already."""
-    env = {**os.environ, "FFN_GRADING": "1"}
-    for name in ("NBGRADER_EXECUTION", "NBGRADER_VALIDATING", "PYTEST_CURRENT_TEST"):
+    """The learner's kernel's environment: no grading switch and no secret (the hidden cases run in the clean
+    process only), nbgrader's switch off, one BLAS thread each (several notebooks run at once) unless set."""
+    env = dict(os.environ)
+    for name in ("NBGRADER_EXECUTION", "NBGRADER_VALIDATING", "PYTEST_CURRENT_TEST", "FFN_GRADING",
+                 grading.SECRET_ENV):
         env.pop(name, None)
     for name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
         env.setdefault(name, "1")
@@ -469,7 +392,8 @@ class RecordFile:
         return records
 
 
-def run_notebook(nb: nbformat.NotebookNode, scratch: Path, cell_timeout: float, budget: float) -> Run:
+def run_notebook(nb: nbformat.NotebookNode, scratch: Path, cell_timeout: float, budget: float,
+                 last: nbformat.NotebookNode | None = None) -> Run:
     """Execute nb (whose cell 0 is the recorder) cell by cell, by the rules in the module docstring: a cell
     past its time limit is interrupted; one that kills the kernel or will not stop is skipped, and a new
     kernel re-runs the cells before it (their records are dropped) and goes on after it."""
@@ -483,7 +407,7 @@ def run_notebook(nb: nbformat.NotebookNode, scratch: Path, cell_timeout: float, 
     while True:
         kernels += 1
         go_on_from = _one_kernel(nb, code_cells, start, skip, clock, run, records, log, cell_timeout, budget,
-                                 scratch)
+                                 scratch, last)
         records.read()                           # whatever a dying kernel still wrote is not counted
         if go_on_from is None:
             return run
@@ -493,9 +417,10 @@ def run_notebook(nb: nbformat.NotebookNode, scratch: Path, cell_timeout: float, 
         start = go_on_from
 
 
-def _one_kernel(nb, code_cells, start, skip, clock, run, records, log, cell_timeout, budget, scratch):
-    """In a new kernel, re-run code_cells[:start] (not skipped) silently, then run the rest. Returns the
-    position a next kernel must go on from, or None when the notebook is done."""
+def _one_kernel(nb, code_cells, start, skip, clock, run, records, log, cell_timeout, budget, scratch, last=None):
+    """In a new kernel, re-run code_cells[:start] (not skipped) silently, then run the rest, then `last` (the
+    grader's own closing cell, outside the notebook's clock). Returns the position a next kernel must go on
+    from, or None when the notebook is done."""
     def time_left(cell) -> int:                 # the notebook's clock starts once its first kernel is up
         if clock["deadline"] is None:
             clock["deadline"] = time.monotonic() + budget
@@ -525,6 +450,7 @@ def _one_kernel(nb, code_cells, start, skip, clock, run, records, log, cell_time
                     if clock["deadline"] is not None and time.monotonic() >= clock["deadline"]:
                         run.out_of_time = True
                         run.not_reached = len([i for i in code_cells[position:] if i not in skip])
+                        _close(client, last, clock)
                         return None
                     cell = nb.cells[index]
                     outcome, why = _execute(client, cell, index, clock, cell_timeout, log)
@@ -539,6 +465,7 @@ def _one_kernel(nb, code_cells, start, skip, clock, run, records, log, cell_time
                         skip.add(index)
                         run.skipped.append((index, why))
                         return position + 1
+                _close(client, last, clock)
                 return None
         except Exception as error:               # the kernel would not start, or nbclient itself failed
             run.setup_error = f"{type(error).__name__}: {str(error)[:160]}"
@@ -546,6 +473,18 @@ def _one_kernel(nb, code_cells, start, skip, clock, run, records, log, cell_time
         finally:
             for i, (outputs, count) in saved.items():   # a re-run cell shows its first run's outputs
                 nb.cells[i].outputs, nb.cells[i].execution_count = outputs, count
+
+
+def _close(client: "_Client", cell: nbformat.NotebookNode | None, clock: dict) -> None:
+    """Run the grader's closing cell (helpers.grading.dump) in the kernel, with its own time limit."""
+    if cell is None:
+        return
+    clock["deadline"], clock["limit"] = None, SETUP_TIMEOUT
+    client.timed_out = False
+    try:
+        client.execute_cell(cell, 0, store_history=False)
+    except Exception:                            # no dump: the notebook's exercises are not run
+        pass
 
 
 def _execute(client: "_Client", cell, index: int, clock: dict, cell_timeout: float, log: Path) -> tuple[str, str]:
@@ -616,9 +555,10 @@ def _error_note(cells: list, index: int, exercises: set[str], output: dict) -> s
 
 def grade_notebook(learner: str, path: Path, submissions: Path, out: Path, course: dict[str, Lesson],
                    cell_timeout: float = CELL_TIMEOUT, timeout: float = NOTEBOOK_TIMEOUT,
-                   known: dict[str, list[str]] | None = None) -> Result:
+                   known: dict[str, list[str]] | None = None, secret: str | None = None) -> Result:
     """Execute one notebook with the recorder in front and read what its checks said; never raises.
     `course` holds the lessons graded; `known`, every lesson of the course (to recognise the others)."""
+    secret = secret or grading.new_secret()
     relative = path.relative_to(submissions)
     result = Result(learner, str(Path(*relative.parts[1:]) if len(relative.parts) > 1 else relative))
     started = time.monotonic()
@@ -643,33 +583,57 @@ def grade_notebook(learner: str, path: Path, submissions: Path, out: Path, cours
         if cell.cell_type == "code":
             cell.outputs, cell.execution_count = [], None
     with tempfile.TemporaryDirectory(prefix="ffn-grade-") as scratch:
-        record = Path(scratch) / "verdicts.jsonl"
-        nb.cells.insert(0, nbformat.v4.new_code_cell(RECORDER.replace("RECORD_PATH", repr(str(record)))))
-        run = run_notebook(nb, Path(scratch), cell_timeout, timeout)
-    setup = nb.cells.pop(0)
-    cells = nb.cells
-    exercises = set(nb.metadata.get(META_KEY, {}).get("exercise_cells", []))
-    if run.setup_error:
-        result.problems.append(f"could not run: {run.setup_error}")
-    for output in setup.get("outputs", []):
-        if output.get("output_type") == "error":
-            result.problems.append(f"the grader's setup failed: {output.get('ename')}: {output.get('evalue')}")
+        record, dumped = Path(scratch) / "verdicts.jsonl", Path(scratch) / "functions.pkl"
+        nb.cells.insert(0, nbformat.v4.new_code_cell(grading.setup_source(str(record))))
+        closing = nbformat.v4.new_code_cell(grading.dump_source(str(dumped), lesson.checks))
+        run = run_notebook(nb, Path(scratch), cell_timeout, timeout, last=closing)
+        setup = nb.cells.pop(0)
+        cells = nb.cells
+        exercises = set(nb.metadata.get(META_KEY, {}).get("exercise_cells", []))
+        if run.setup_error:
+            result.problems.append(f"could not run: {run.setup_error}")
+        for output in setup.get("outputs", []) + closing.get("outputs", []):
+            if output.get("output_type") == "error":
+                result.problems.append(f"the grader's own cell failed: {output.get('ename')}: {output.get('evalue')}")
 
-    # In the order the calls were made, the last one counts: the last check of the learner's own function
-    # (named like the exercise, defined by the learner). A check of another function (an experiment, or the
-    # course's reference) counts only when the exercise's own function was never checked, with a note.
-    own, other = {}, {}
-    for index, entry in run.records:
-        check = entry.get("check", "")
-        if check in lesson.checks and counts(lesson, cells[index - 1].source, check):
-            (own if entry.get("own", True) else other)[check] = (_attempt(entry, lesson, cell_timeout), entry)
-    for check, (attempt, entry) in other.items():
-        if check not in own:
-            own[check] = (attempt, entry)
-            exercise = check.removeprefix("check_")
-            result.problems.append(f"{check} was only ever given `{entry.get('fn') or '?'}`, not the learner's own "
-                                   f"`{exercise}`: that call's verdict counts")
-    result.attempts.update({check: attempt for check, (attempt, _) in own.items()})
+        # In the order the calls were made, the last one counts: the last check of the learner's own function
+        # (named like the exercise, defined by the learner). A check of another function (an experiment, or the
+        # course's reference) counts only when the exercise's own function was never checked, with a note.
+        own, other = {}, {}
+        for index, entry in run.records:
+            check = entry.get("check", "")
+            if check in lesson.checks and counts(lesson, cells[index - 1].source, check):
+                (own if entry.get("own", True) else other)[check] = (index - 1, entry)
+        for check, (index, entry) in other.items():
+            if check not in own:
+                own[check] = (index, entry)
+                exercise = check.removeprefix("check_")
+                result.problems.append(f"{check} was only ever given `{entry.get('fn') or '?'}`, not the learner's "
+                                       f"own `{exercise}`: that function is graded")
+        # The verdict that counts: the function of that call, checked again in a clean process.
+        findings = grading.read_findings(dumped)
+        plan = {check: entry["call"] for check, (_, entry) in own.items() if "call" in entry}
+        clean = grading.grade_clean(dumped, plan, secret, timeout=cell_timeout) if plan and findings is not None \
+            else {}
+    if findings is None and own:
+        result.problems.append("the notebook never reached the grader's closing cell, so no exercise could be "
+                               "checked in a clean process")
+    learner_cells = [c.source for c in cells if c.cell_type == "code" and c.source.strip()
+                     and c.source.strip() not in lesson.course_cells]
+    tampering = list(dict.fromkeys(grading.scan(learner_cells) + (findings or [])
+                                   + [f for r in clean.values() for f in r.get("findings", [])]))
+    if tampering:
+        result.problems.append(f"{grading.TAMPERED}: " + "; ".join(tampering) + " (the grades come from a clean run "
+                               "of the course's checks, which these changes do not reach)")
+    for check, (index, entry) in own.items():
+        if findings is None and "call" in entry:
+            continue                                 # nothing to grade it with: not run
+        attempt = _attempt(entry, clean.get(check), lesson, cell_timeout, tampering)
+        result.attempts[check] = attempt
+        if check in clean and 0 <= index < len(cells):
+            cells[index].outputs = [nbformat.v4.new_output(
+                "stream", name="stdout", text="[grader] checked again in a clean process, with fresh hidden "
+                f"cases; this counts:\n{clean[check].get('report') or attempt['mistake']}\n")]
 
     for index in run.interrupted:
         result.problems.append(f"{describe_cell(cells, index - 1, exercises)} ran past {cell_timeout:g} s and "
@@ -686,7 +650,13 @@ def grade_notebook(learner: str, path: Path, submissions: Path, out: Path, cours
     if errors:
         first, output = errors[0]
         later = len({i for i, _ in errors[1:] if i != first})
-        result.problems.append(_error_note(cells, first, exercises, output)
+        rebound = [t.split()[-1] for t in tampering if t.startswith(("rebinds check_", "redefines check_"))]
+        rebound = [name for name in rebound if name in cells[first].source]
+        note = _error_note(cells, first, exercises, output)
+        if rebound:
+            note = (f"{describe_cell(cells, first, exercises)} failed because the notebook redefines `{rebound[0]}` "
+                    f"({output.get('ename')}); the exercise is graded by the course's own check in a clean run")
+        result.problems.append(note
                                + (f" (and {later} later cell(s) raised errors, probably because of it)"
                                   if later else ""))
     copy = out / learner / result.path
@@ -696,32 +666,44 @@ def grade_notebook(learner: str, path: Path, submissions: Path, out: Path, cours
     return result
 
 
-def _attempt(entry: dict, lesson: Lesson, cell_timeout: float) -> dict:
-    """The exercise's verdict from the record of the call that counts."""
+def _attempt(entry: dict, clean: dict | None, lesson: Lesson, cell_timeout: float,
+             tampering: list[str] = ()) -> dict:
+    """The exercise's verdict: the clean process's check of the function of the call that counts (`clean`), or,
+    where the kernel died or hung in that call, what the kernel's record says. Flags beside it."""
     exercise = entry["check"].removeprefix("check_")
-    status = entry.get("status")
-    passed, total = entry.get("passed"), entry.get("total")
-    mistake = str(entry.get("mistake") or "")
-    named = status == FAIL                       # else the grader says what happened, not the check
+    source = clean or entry
+    status = source.get("status")
+    passed, total = source.get("passed"), source.get("total")
+    mistake, detail = str(source.get("mistake") or ""), str(source.get("detail") or "")
+    named = status == FAIL and not (clean or {}).get("timed_out")   # else the grader says what happened
     if status == "interrupted":
-        status, mistake = FAIL, f"did not finish within {cell_timeout:g} s (an endless loop?)"
+        status, mistake, named = FAIL, f"did not finish within {cell_timeout:g} s: an endless loop?", False
     elif status == "crashed":
-        status, mistake = FAIL, "the kernel died while it was checked"
+        status, mistake, named = FAIL, "the kernel died while it was checked", False
     elif status == "error":
-        status, mistake = FAIL, f"the check stopped: {entry.get('error', 'an error')}"
-    elif status not in (PASS, FAIL, NOT_ATTEMPTED):
+        status, mistake, named = FAIL, f"the check stopped: {entry.get('error', 'an error')}", False
+    elif status not in (PASS, FAIL, NOT_ATTEMPTED, NOT_RUN):
         status = FAIL
     if status == PASS:
         score = 1.0
     else:
         score = passed / total if status == FAIL and isinstance(passed, int) and total else 0.0
     flags = []
-    source, helpers = entry.get("source") or "", entry.get("helpers") or []
+    hidden = (clean or {}).get("hidden") or 0
+    if status == FAIL and hidden and not (clean or {}).get("hidden_passed") and passed == total - hidden:
+        score = 0.0                              # every public case, no fresh one: a table of the public cases
+        flags.append(f"{grading.MEMORISED}: passes every public case and none of the {hidden} fresh hidden ones")
+    if entry.get("wrapped"):
+        flags.append(f"the course's reference, wrapped ({entry['wrapped']}), handed in as the answer")
+    if tampering:
+        flags.append(f"{grading.TAMPERED}: " + "; ".join(tampering[:3]) + ("; ..." if len(tampering) > 3 else ""))
+    source_code, helpers = entry.get("source") or "", entry.get("helpers") or []
     # The course's own function handed to the check is refused, a fail whose mistake says so: no flag as well
     # (after a syntax error in the exercise cell, "uses helpers.ffn.gelu" would read like copying).
-    if status != NOT_ATTEMPTED and not (status == FAIL and entry.get("course")):
-        learner_tree = normalised(source, entry.get("fn") or exercise) if source else None
-        if learner_tree is not None and learner_tree == lesson.solutions.get(exercise):
+    if status not in (NOT_ATTEMPTED, NOT_RUN) and not (status == FAIL and entry.get("course")):
+        learner_tree = normalised(source_code, entry.get("fn") or exercise) if source_code else None
+        if learner_tree is not None and learner_tree == lesson.solutions.get(exercise) \
+                and exercise in lesson.distinctive:
             flags.append("same code as solutions/")
         extra = sorted(set(helpers) - lesson.allowed.get(exercise, set()))
         extra = [e for e in extra if not any(other.startswith(e + ".") for other in extra)]  # the most specific
@@ -729,7 +711,8 @@ def _attempt(entry: dict, lesson: Lesson, cell_timeout: float) -> dict:
             flags.append("uses " + ", ".join(extra) + " (the solution does not)")
     return {"verdict": status, "passed": passed if isinstance(passed, int) else None,
             "total": total if isinstance(total, int) else None, "score": round(score, 4),
-            "mistake": mistake if status == FAIL else "", "named": named and bool(mistake), "flags": flags}
+            "mistake": mistake if status == FAIL else "", "detail": detail if status == FAIL else "",
+            "named": named and bool(mistake), "flags": flags}
 
 
 def _grade_task(args) -> Result:
@@ -777,6 +760,7 @@ def build_model(course: dict[str, Lesson], learners: dict[str, list[Path]], resu
     """The class's grades as plain data (what grades.json holds and `merge` combines)."""
     columns = [column(name, check) for name, lesson in course.items() for check in lesson.checks]
     model = {"format": FORMAT, "lessons": {name: lesson.checks for name, lesson in course.items()},
+             "titles": {name: lesson.title for name, lesson in course.items()},
              "optional": [column(name, c) for name, lesson in course.items() for c in lesson.optional],
              "settings": settings, "learners": {}, "notebooks": len(results),
              "seconds": round(sum(r.seconds for r in results), 1)}
@@ -819,8 +803,9 @@ def grade(submissions: Path, out: Path, cell_timeout: float = CELL_TIMEOUT, time
         raise SystemExit(f"No lessons {' '.join(lessons or [])} in {solutions}")
     learners = shard_of(find_submissions(submissions), shard)
     out.mkdir(parents=True, exist_ok=True)
+    secret = grading.new_secret()                # one per run (or the instructor's FFN_GRADING_SEED)
     tasks = [(learner, path, submissions, out, course, cell_timeout, timeout,
-              {name: lesson.checks for name, lesson in known.items()})
+              {name: lesson.checks for name, lesson in known.items()}, secret)
              for learner, paths in learners.items() for path in paths]
     bar = Progress(len(tasks), enabled=progress)
     results = []
@@ -836,7 +821,9 @@ def grade(submissions: Path, out: Path, cell_timeout: float = CELL_TIMEOUT, time
             bar.step()
     settings = {"submissions": str(submissions), "cell_timeout": cell_timeout, "timeout": timeout,
                 "shard": list(shard) if shard else None, "jobs": jobs,
-                "grouped": grouped_by_name(learners, submissions)}
+                "grouped": grouped_by_name(learners, submissions),
+                "hidden cases": f"drawn from {'the instructor' + chr(39) + 's' if os.environ.get(grading.SECRET_ENV) else 'a new'}"
+                                f" secret (id {grading.secret_id(secret)})"}
     return write_outputs(build_model(course, learners, results, settings), out)
 
 

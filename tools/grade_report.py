@@ -4,8 +4,8 @@ and grades.json; `merge` combines shards' grades.json. tools/grade.py runs the n
 
 The data (grades.json) is plain JSON: {"format", "lessons": {lesson: [check names]}, "optional": [columns],
 "settings", "notebooks", "seconds", "learners": {learner: {"exercises": {column: entry}, "notes": [...],
-"handed_in": [...]}}}, an entry being {"verdict", "passed", "total", "score", "mistake", "named", "flags",
-"notebook"}. "settings" may also hold "grouped" ({learner: [file names]}: top-level notebooks grouped by their
+"handed_in": [...]}}, "titles": {lesson: the notebook's title}}, an entry being {"verdict", "passed", "total",
+"score", "mistake", "detail", "named", "flags", "notebook"}. "settings" may also hold "grouped" ({learner: [file names]}: top-level notebooks grouped by their
 names) and, after a merge, "shards", "missing_shards", "mixed_shards" and "unreadable".
 """
 from __future__ import annotations
@@ -39,7 +39,7 @@ def rows_of(model: dict) -> tuple[list[str], list[dict[str, str]]]:
     columns = _columns(model)
     header = ["learner"]
     for c in columns:
-        header += [c, f"{c} score", f"{c} mistake", f"{c} flags"]
+        header += [c, f"{c} score", f"{c} mistake", f"{c} detail", f"{c} flags"]
     header += ["passed", "exercises", "score", "lessons handed in", "notes"]   # totals: the core exercises
     rows = []
     for learner, data in sorted(model["learners"].items()):
@@ -47,7 +47,7 @@ def rows_of(model: dict) -> tuple[list[str], list[dict[str, str]]]:
         for c in columns:
             e = data["exercises"][c]
             row.update({c: e["verdict"], f"{c} score": f"{e['score']:.2f}", f"{c} mistake": e["mistake"],
-                        f"{c} flags": "; ".join(e["flags"])})
+                        f"{c} detail": e.get("detail", ""), f"{c} flags": "; ".join(e["flags"])})
         core = [c for c in columns if c not in model.get("optional", [])]   # Going further ones do not count
         verdicts = [data["exercises"][c] for c in core]
         row.update({"passed": str(sum(e["verdict"] == PASS for e in verdicts)), "exercises": str(len(core)),
@@ -61,7 +61,7 @@ def rows_of(model: dict) -> tuple[list[str], list[dict[str, str]]]:
 def long_rows(model: dict) -> tuple[list[str], list[dict[str, str]]]:
     """verdicts.csv: one row per learner and exercise."""
     header = ["learner", "lesson", "exercise", "optional", "verdict", "cases passed", "cases", "score", "mistake",
-              "flags", "notebook"]
+              "detail", "flags", "notebook"]
     optional = set(model.get("optional", []))
     rows = []
     for learner, data in sorted(model["learners"].items()):
@@ -73,7 +73,8 @@ def long_rows(model: dict) -> tuple[list[str], list[dict[str, str]]]:
                              "optional": "yes" if key in optional else "no", "verdict": e["verdict"],
                              "cases passed": "" if e["passed"] is None else str(e["passed"]),
                              "cases": "" if e["total"] is None else str(e["total"]), "score": f"{e['score']:.2f}",
-                             "mistake": e["mistake"], "flags": "; ".join(e["flags"]), "notebook": e["notebook"]})
+                             "mistake": e["mistake"], "detail": e.get("detail", ""), "flags": "; ".join(e["flags"]),
+                             "notebook": e["notebook"]})
     return header, rows
 
 
@@ -98,8 +99,12 @@ def class_stats(model: dict) -> dict:
             entries = [data["exercises"][key] for data in model["learners"].values()]
             counts = {v: sum(e["verdict"] == v for e in entries) for v in VERDICTS}
             mistakes: dict[str, int] = {}
+            reference = sorted(learner for learner, data in model["learners"].items()
+                               if data["exercises"][key]["verdict"] == FAIL
+                               and is_reference_use(data["exercises"][key]["mistake"]))
             for e in entries:
-                if e["verdict"] == FAIL and e["mistake"] and e.get("named", True):
+                if e["verdict"] == FAIL and e["mistake"] and e.get("named", True) \
+                        and not is_reference_use(e["mistake"]):
                     mistakes[e["mistake"]] = mistakes.get(e["mistake"], 0) + 1
             flagged = sorted((learner, flag) for learner, data in model["learners"].items()
                              for flag in data["exercises"][key]["flags"])
@@ -114,7 +119,7 @@ def class_stats(model: dict) -> dict:
                           "optional": key in model.get("optional", []), "counts": counts,
                           "handed_in": len(entries) - counts[NOT_HANDED_IN],
                           "mistakes": sorted(mistakes.items(), key=lambda m: (-m[1], m[0])), "flags": flagged,
-                          "not_passed": not_passed}
+                          "not_passed": not_passed, "reference": reference}
     return stats
 
 
@@ -154,6 +159,8 @@ def merge_problems(settings: dict) -> list[str]:
 
 
 def summary_text(model: dict, out: Path) -> str:
+    _TITLES.clear()
+    _TITLES.update(model.get("titles") or {})
     stats = class_stats(model)
     settings = model["settings"]
     shards = settings.get("shards")
@@ -216,10 +223,29 @@ figure { margin: 0.5rem 0; } figcaption { font-style: italic; }
 """
 
 
+_TITLES: dict[str, str] = {}      # lesson -> the notebook's own title, from the model being written
+
+
 def _title(lesson: str) -> str:
-    """'Lesson 01: hand trace' for 01_hand_trace."""
+    """'Lesson 01: Trace an FFN by hand' (the notebook's title) for 01_hand_trace, else from the file name."""
     number, _, name = lesson.partition("_")
+    if _TITLES.get(lesson):
+        return f"Lesson {number}: {_TITLES[lesson]}"
     return f"Lesson {number}: {name.replace('_', ' ')}" if name else f"Lesson {number}"
+
+
+REFERENCE_USE = ("calls the course's own", "the course's reference was checked")
+
+
+def is_reference_use(mistake: str) -> bool:
+    """A fail for using the course's reference, not a mistake in the learner's own computation."""
+    return mistake.startswith(REFERENCE_USE)
+
+
+def learner_totals(model: dict) -> dict[str, str]:
+    """learner -> "5 of 8 passed, score 5.50": the core exercises, as in grades.csv."""
+    header, rows = rows_of(model)
+    return {row["learner"]: f"{row['passed']} of {row['exercises']} passed, score {row['score']}" for row in rows}
 
 
 def _rate(s: dict) -> float:
@@ -262,7 +288,10 @@ def _chart(lesson: str, items: list[dict]) -> tuple[str, str]:
 
 
 def report_html(model: dict) -> str:
+    _TITLES.clear()
+    _TITLES.update(model.get("titles") or {})
     stats = class_stats(model)
+    totals = learner_totals(model)
     n = len(model["learners"])
     settings = model["settings"]
     out = ["<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
@@ -306,9 +335,18 @@ def report_html(model: dict) -> str:
                        "learner's.</p>")
     if not hardest and not common:
         out.append('<p class="note">Every exercise handed in passed.</p>')
+    out.append("<h2>Learners</h2><table><caption>Each learner's total (core exercises, as in grades.csv)"
+               "</caption><thead><tr><th scope=\"col\">learner</th><th scope=\"col\">total</th></tr></thead><tbody>")
+    out += [f"<tr><th scope=\"row\">{html.escape(learner)}</th><td>{html.escape(total)}</td></tr>"
+            for learner, total in totals.items()]
+    out.append("</tbody></table>")
     for lesson, checks in model["lessons"].items():
         items = [stats[column(lesson, c)] for c in checks]
         number = lesson.split("_", 1)[0]
+        if not any(s["handed_in"] for s in items):
+            out += [f"<h2>{html.escape(_title(lesson))}</h2>",
+                    f'<p class="note">Nobody handed lesson {number} in.</p>']
+            continue
         chart, alt = _chart(lesson, items)
         out += [f"<h2>{html.escape(_title(lesson))}</h2>", "<figure>", chart,
                 f"<figcaption>{html.escape(alt)}</figcaption>", "</figure>",
@@ -333,11 +371,21 @@ def report_html(model: dict) -> str:
             out.append("</tbody></table>")
         else:
             out.append('<p class="note">No named mistakes in this lesson.</p>')
+        reference = [(s, s["reference"]) for s in items if s["reference"]]
+        if reference:
+            out.append(f"<table><caption>Lesson {number}: handed in the course's reference instead of their own "
+                       "code (a fail, not a mistake in the computation)</caption><thead><tr>"
+                       "<th scope=\"col\">exercise</th><th scope=\"col\">who</th></tr></thead><tbody>")
+            out += [f"<tr><td>{html.escape(s['exercise'])}</td><td>{html.escape(', '.join(who))}</td></tr>"
+                    for s, who in reference]
+            out.append("</tbody></table>")
         out += _who_did_not_pass(model, lesson, items)
     flags = [(s, learner, flag) for s in stats.values() for learner, flag in s["flags"]]
     out.append("<h2>Flags (not verdicts)</h2>")
     if flags:
-        out.append("<p>The code is the reference solution's, or uses the course's reference from helpers. "
+        out.append("<p>The code is the reference solution's; it uses or wraps the course's reference from "
+                   "helpers; the notebook tampered with the checks (its grade comes from a clean run all the "
+                   "same); or it passes every public case and no fresh hidden one (memorised cases, scored 0). "
                    "Look before you grade.</p><table><caption>Flagged exercises</caption><thead><tr>"
                    "<th scope=\"col\">learner</th><th scope=\"col\">exercise</th><th scope=\"col\">flag</th>"
                    "</tr></thead><tbody>")
@@ -351,8 +399,8 @@ def report_html(model: dict) -> str:
     if problems:
         out.append("<table><caption>Notes (the first cause of each failure)</caption><thead><tr>"
                    "<th scope=\"col\">learner</th><th scope=\"col\">notes</th></tr></thead><tbody>")
-        out += [f"<tr><td>{html.escape(learner)}</td><td>{'<br>'.join(html.escape(n) for n in notes)}</td></tr>"
-                for learner, notes in problems]
+        out += [f"<tr><td>{html.escape(learner)} ({html.escape(totals.get(learner, ''))})</td>"
+                f"<td>{'<br>'.join(html.escape(n) for n in notes)}</td></tr>" for learner, notes in problems]
         out.append("</tbody></table>")
     else:
         out.append('<p class="note">None.</p>')

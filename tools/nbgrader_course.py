@@ -43,8 +43,26 @@ c.CourseDirectory.course_id = {course_id!r}
 # The learner's stub is the course's own, so nbgrader's release and `make notebooks` write the same cells.
 c.ClearSolutions.code_stub = {{"python": {stub!r}}}
 
-# A cell that runs longer is interrupted and fails (a learner's infinite loop does not stall the batch).
+# Autograde's Execute step is the course's: the notebook runs as nbgrader runs it, then each exercise is
+# checked again in a clean process with fresh hidden cases, and that verdict is what the test cell shows and
+# scores (helpers/nbgrader_plugin.py; README, "Grading: what it defends against"). The other steps are nbgrader's.
+c.Autograde.autograde_preprocessors = [
+    "helpers.nbgrader_plugin.CourseExecute",
+    "nbgrader.preprocessors.IgnorePattern",
+    "nbconvert.preprocessors.ClearMetadataPreprocessor",
+    "nbgrader.preprocessors.LimitOutput",
+    "nbgrader.preprocessors.SaveAutoGrades",
+    "nbgrader.preprocessors.AssignLatePenalties",
+    "nbgrader.preprocessors.CheckCellMetadata",
+]
+# The hidden cases' secret: a new one for every notebook graded, unless set here (or in FFN_GRADING_SEED) to
+# grade a class on the same cases. Keep this file from learners if you set it.
+# c.CourseExecute.grading_secret = "..."
+
+# A cell that runs longer is interrupted and fails (a learner's infinite loop does not stall the batch); an
+# exercise's check in the clean process has the same limit.
 c.Execute.timeout = {timeout}
+c.CourseExecute.check_timeout = {timeout}
 # ipykernel's own log (it warns that its local sockets are not encrypted) would bury nbgrader's.
 c.Execute.extra_arguments = {quiet!r}
 '''

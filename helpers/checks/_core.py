@@ -415,13 +415,15 @@ class Report:
 
     def passed(self, name: str, detail: str = "") -> None:
         self.tally.passed += 1
+        self.tally.outcomes.append(True)
         self.line(f"{PASS} {name}" + (f": {detail}" if detail else ""))
 
     def failed(self, name: str, message: str) -> None:
         self.ok = False
         self.tally.failed += 1
+        self.tally.outcomes.append(False)
         if not self.tally.problem:       # the problem itself, without the case's name, so that like counts like
-            self.tally.problem = first_sentence(message.removeprefix("your function "))
+            self.tally.problem = " ".join(message.removeprefix("your function ").split())[:2000]
         self.line(f"{FAIL} {name}: {message}")
 
     def not_implemented(self) -> bool:

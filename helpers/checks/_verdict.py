@@ -106,6 +106,8 @@ class Verdict:
     total: int = 0                # cases judged (0 when the function could not be run at all)
     mistake: str = ""             # the named mistake, else the first specific problem; "" on a pass
     hidden: int = 0               # how many of the cases were hidden ones
+    detail: str = ""              # what the first failing case returned (its shape, say), beside the mistake
+    hidden_passed: int = 0        # how many of the hidden cases passed
 
     def __bool__(self) -> bool:
         return self.status == PASSED
@@ -140,6 +142,7 @@ class Tally:
     not_implemented: bool = False
     mistake: str = ""              # from a "Likely mistake: ..." or "Possibly: ..." line
     problem: str = ""              # the first failed case's message
+    outcomes: list[bool] = field(default_factory=list)   # each case judged, in order: passed or not
     lines: list[str] = field(default_factory=list)
 
     def note_line(self, text: str) -> None:
@@ -227,13 +230,28 @@ def grader(check: Callable[..., bool]) -> Callable[..., Verdict]:
 def _verdict(exercise: str, lesson: str, ok: bool, tally: Tally, printed: str) -> Verdict:
     if ok:
         total = tally.total if tally.total is not None else tally.passed
-        return Verdict(exercise, lesson, PASSED, total, total, "", tally.hidden)
+        return Verdict(exercise, lesson, PASSED, total, total, "", tally.hidden, hidden_passed=tally.hidden)
     if tally.not_implemented:
         return Verdict(exercise, lesson, NOT_ATTEMPTED, 0, tally.total or 0)
     total = tally.total if tally.total is not None else tally.passed + tally.failed
     passed = max(0, min(tally.passed, total))
-    mistake = tally.mistake or tally.problem or _first_printed_problem(printed, exercise)
-    return Verdict(exercise, lesson, FAILED, passed, total, mistake, tally.hidden)
+    what, diagnosis = split_problem(tally.problem)
+    mistake = tally.mistake or diagnosis or what or _first_printed_problem(printed, exercise)
+    hidden_passed = sum(tally.outcomes[-tally.hidden:]) if tally.hidden else 0
+    return Verdict(exercise, lesson, FAILED, passed, total, mistake, tally.hidden,
+                   detail=what if mistake != what else "", hidden_passed=hidden_passed)
+
+
+def split_problem(message: str) -> tuple[str, str]:
+    """A failed case's message as (what came back, the check's diagnosis of it): "returned ... db1 an array of
+    shape (1, 2); expected (2,). db1 was not summed over the tokens: ..." gives the shape sentence and "db1 was
+    not summed over the tokens: ...". The diagnosis is "" when the message says only what came back."""
+    text = " ".join(message.split())
+    first = first_sentence(text, limit=10 ** 6)
+    rest = text[len(first):].lstrip(". ").strip()
+    if rest and re.match(r"(returned|expected|gave|got|changed)\b", first):
+        return first_sentence(first), first_sentence(rest)
+    return first_sentence(first), ""
 
 
 def _first_printed_problem(printed: str, exercise: str) -> str:

@@ -1,0 +1,194 @@
+"""The one-line forgeries of the issue "Grades an instructor can trust", each handed in for lesson 02 with the
+exercises left as stubs (or the reference handed in), graded by `make grade` (tools/grade.py) and by a real
+`nbgrader autograde` with the course's config: each earns 0 for the exercises it forges, and make grade flags it.
+
+Runs under `make test-nbgrader` (FFN_NBGRADER_TEST=1, in .venv-nbgrader): nbgrader is not in .venv.
+"""
+from __future__ import annotations
+
+import csv
+import io
+import os
+import subprocess
+import sys
+from contextlib import redirect_stdout
+from fractions import Fraction  # noqa: F401 (the memorised table's keys and values may hold Fractions)
+from pathlib import Path
+
+import nbformat
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tools"))
+import nbgrader_course  # noqa: E402
+import notebooks as nbtool  # noqa: E402
+
+if os.environ.get("FFN_NBGRADER_TEST") != "1":
+    pytest.skip("the forgeries are graded under `make test-nbgrader`", allow_module_level=True)
+from nbgrader.api import Gradebook  # noqa: E402
+
+LESSON = "02_pure_python.ipynb"
+ASSIGNMENT = "02_pure_python"
+FORGED = ("matvec", "ffn_forward")          # the exercises every forgery below tries to pass
+
+# Each forgery is a cell added right after the lesson's imports (or, for the wrapped reference and the table,
+# the answer cells themselves); every other exercise is left as the stub.
+FORGERIES = {
+    "envpop": 'import os\nos.environ.pop("NBGRADER_EXECUTION", None)',
+    "lambdas": "check_ffn_forward = check_matvec = lambda f: True",
+    "patched": ("import helpers.checks as hc\n"
+                "for n in [n for n in dir(hc) if n.startswith('check_')]: setattr(hc, n, lambda *a, **k: True); "
+                "globals()[n] = getattr(hc, n)"),
+    "verdict": ("import helpers.checks._verdict as v\n"
+                "v._verdict = lambda e, l, *a: v.Verdict(e, l, 'pass', 9, 9)"),
+}
+WRAPPED = {"matvec": "import functools, helpers.flat\nmatvec = functools.partial(helpers.flat.matvec)",
+           "ffn_forward": "import functools, helpers.flat\nffn_forward = functools.partial(helpers.flat.ffn_forward)"}
+
+
+def memorised_answers() -> dict[str, str]:
+    """The table forgery: every case the learner's own copy runs with FFN_GRADING=1 (public and hidden), answered
+    from a table of the reference's outputs, zeros otherwise. Built as a cheating learner would, by running the
+    checks with a function that writes the table down."""
+    import helpers.checks as checks
+    from helpers import flat
+    answers = {}
+    for exercise in FORGED:
+        table, reference = {}, getattr(flat, exercise)
+
+        def recorder(*args, _table=table, _reference=reference):
+            value = _reference(*args)
+            _table[repr(args)] = value
+            return value
+        recorder.__name__ = exercise
+        os.environ["FFN_GRADING"] = "1"
+        try:
+            with redirect_stdout(io.StringIO()):
+                getattr(checks, f"check_{exercise}")(recorder)
+        finally:
+            del os.environ["FFN_GRADING"]
+        assert len(table) >= 5, f"{exercise}: the recorder saw too few cases to make a table"
+        answers[exercise] = (f"from fractions import Fraction\n_TABLE_{exercise} = {table!r}\n"
+                             f"def {exercise}(*args):\n"
+                             f"    return _TABLE_{exercise}.get(repr(args), [0.0] * len(args[-1]))")
+    return answers
+
+
+def submission(release: nbformat.NotebookNode, learner: str) -> nbformat.NotebookNode:
+    nb = nbformat.from_dict(release)
+    exercise_cells = {nbtool.DEFINES.findall(c.source)[0]: c for c in nb.cells
+                      if nbtool.is_exercise(c) and nbtool.DEFINES.findall(c.source)}
+    if learner in FORGERIES:
+        nb.cells.insert(2, nbformat.v4.new_code_cell(FORGERIES[learner]))
+    elif learner == "wrapped":
+        for exercise in FORGED:
+            exercise_cells[exercise].source = WRAPPED[exercise]
+    elif learner == "table":
+        for exercise, source in memorised_answers().items():
+            exercise_cells[exercise].source = source
+    elif learner == "right":
+        solutions = nbformat.read(nbtool.SOLUTIONS / LESSON, as_version=4)
+        for cell in solutions.cells:
+            defined = nbtool.DEFINES.findall(cell.source) if nbtool.is_exercise(cell) else []
+            if defined and defined[0] in exercise_cells:
+                exercise_cells[defined[0]].source = cell.source
+    return nb
+
+
+LEARNERS = ("right", "stub", *FORGERIES, "wrapped", "table")
+
+
+@pytest.fixture(scope="module")
+def course(tmp_path_factory):
+    """An nbgrader course with lesson 02 released and every learner's submission in place."""
+    course = tmp_path_factory.mktemp("forgeries")
+    nbgrader_course.write_course(course, [LESSON])
+    run(course, "generate_assignment", ASSIGNMENT)
+    release = nbformat.read(course / "release" / ASSIGNMENT / LESSON, as_version=4)
+    for learner in LEARNERS:
+        folder = course / "submitted" / learner / ASSIGNMENT
+        folder.mkdir(parents=True)
+        nbformat.write(submission(release, learner), folder / LESSON)
+    return course
+
+
+def run(course: Path, *args: str) -> str:
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
+    env.pop("FFN_GRADING", None)
+    done = subprocess.run([sys.executable, "-m", "nbgrader", *args], cwd=course, env=env, text=True,
+                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=900)
+    assert done.returncode == 0, f"nbgrader {' '.join(args)} failed:\n{done.stdout[-4000:]}"
+    return done.stdout
+
+
+@pytest.fixture(scope="module")
+def nbgrader_scores(course):
+    """learner -> {check cell grade id: points} after `nbgrader autograde`."""
+    run(course, "autograde", ASSIGNMENT, "--force")
+    run(course, "generate_feedback", ASSIGNMENT, "--force")
+    scores = {}
+    with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gb:
+        for learner in LEARNERS:
+            sub = gb.find_submission_notebook(ASSIGNMENT, learner, Path(LESSON).stem)
+            scores[learner] = {g.name: g.score for g in sub.grades if "check_" in g.name}
+    return scores
+
+
+@pytest.fixture(scope="module")
+def make_grade_rows(course, tmp_path_factory):
+    """learner -> grades.csv row after `make grade` (tools/grade.py) on the same submissions."""
+    out = tmp_path_factory.mktemp("grades")
+    submissions = tmp_path_factory.mktemp("submissions")
+    for learner in LEARNERS:
+        (submissions / learner).mkdir()
+        nb = nbformat.read(course / "submitted" / learner / ASSIGNMENT / LESSON, as_version=4)
+        nbformat.write(nb, submissions / learner / LESSON)
+    env = {k: v for k, v in os.environ.items() if k not in ("FFN_GRADING", "NBGRADER_EXECUTION")}
+    done = subprocess.run([sys.executable, str(ROOT / "tools" / "grade.py"), str(submissions), "--out", str(out),
+                           "--jobs", "2", "--lessons", "02", "--quiet"], capture_output=True, text=True,
+                          timeout=900, env=env)
+    assert done.returncode == 0, done.stderr[-3000:]
+    with open(out / "grades.csv", newline="") as f:
+        return {row["learner"]: row for row in csv.DictReader(f)}
+
+
+@pytest.mark.parametrize("learner", [*FORGERIES, "wrapped", "table"])
+def test_a_forgery_earns_nothing_in_nbgrader(nbgrader_scores, learner):
+    scores = nbgrader_scores[learner]
+    for exercise in FORGED:
+        assert scores[f"02-check_{exercise}"] == 0, (learner, exercise, scores)
+
+
+def test_the_right_answers_get_full_marks_in_nbgrader_and_the_stubs_none(nbgrader_scores):
+    assert all(score > 0 for score in nbgrader_scores["right"].values()), nbgrader_scores["right"]
+    assert all(score == 0 for score in nbgrader_scores["stub"].values()), nbgrader_scores["stub"]
+
+
+@pytest.mark.parametrize("learner", [*FORGERIES, "wrapped", "table"])
+def test_a_forgery_earns_nothing_in_make_grade_and_is_flagged(make_grade_rows, learner):
+    row = make_grade_rows[learner]
+    for exercise in FORGED:
+        assert row[f"02:{exercise}"] != "pass" and float(row[f"02:{exercise} score"]) == 0, (learner, exercise)
+    flags = " ".join(row[f"02:{exercise} flags"] for exercise in FORGED)
+    mistakes = " ".join(row[f"02:{exercise} mistake"] for exercise in FORGED)
+    if learner in FORGERIES:
+        assert "tampered with the checks" in flags, flags
+    elif learner == "table":
+        assert flags.count("memorised cases") == len(FORGED), flags
+    else:                           # the reference, wrapped so that no frame of its own shows: refused and flagged
+        assert mistakes.count("the course's reference was checked") == len(FORGED), mistakes
+        assert flags.count("the course's reference, wrapped") == len(FORGED), flags
+
+
+def test_make_grade_passes_the_right_answers_without_a_flag(make_grade_rows):
+    row = make_grade_rows["right"]
+    assert all(row[f"02:{exercise}"] == "pass" for exercise in FORGED)
+    assert not any(row[f"02:{exercise} flags"] for exercise in FORGED)
+
+
+def test_feedback_says_why_without_a_traceback_or_a_path(course, nbgrader_scores):
+    page = (course / "feedback" / "lambdas" / ASSIGNMENT / f"{ASSIGNMENT}.html").read_text()
+    assert "rebinds check_ffn_forward" in page and "clean process" in page
+    for learner in LEARNERS:
+        page = (course / "feedback" / learner / ASSIGNMENT / f"{ASSIGNMENT}.html").read_text()
+        assert "helpers/checks" not in page and str(ROOT) not in page, learner

@@ -9,13 +9,16 @@ in every lesson of solutions/ as `make notebooks` writes it, with each exercise 
 or raises). So the notebooks run the lessons' own cells, figures and timings included, as real ones would.
 
 For each --jobs value (default 1 and 2) the whole class is graded once by tools/grade.py, into a scratch
-folder, and the wall-clock seconds are reported: in all, per notebook, and notebooks a minute. The two runs
+folder, and the wall-clock seconds are reported: in all, per notebook, and notebooks a minute; and, from the
+same run, the seconds spent in the clean process that the verdicts come from (helpers.grading), as a ratio of
+grading to the kernel run alone. The two runs
 are timed one after the other on the same class; on a shared machine, other work slows both, so run it on a
 quiet one, and read the JOBS=2 speed-up against this machine's cores (printed). Not part of `make test`.
 """
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import random
 import sys
@@ -92,8 +95,14 @@ def main(argv: list[str] | None = None) -> int:
             seconds = time.perf_counter() - started
             results.append((jobs, seconds))
             passed = sum(int(r["passed"]) for r in rows)
+            model = json.loads((base / f"grades-jobs{jobs}" / "grades.json").read_text())
+            busy, clean = model["seconds"], model["clean_seconds"]
             print(f"JOBS={jobs}: {seconds:7.1f} s in all, {seconds / notebooks:5.2f} s per notebook, "
                   f"{60 * notebooks / seconds:5.1f} notebooks a minute ({passed} exercises passed)")
+            # The same run, side by side: the notebooks' time with and without the clean process (its own
+            # process, and the closing cell that copies the functions out of the kernel).
+            print(f"  of which the clean process: {clean:.1f} s of {busy:.1f} s graded; grading costs "
+                  f"{busy / max(busy - clean, 1e-9):.2f} times what the kernel run alone does")
         if len(results) > 1:
             (j0, s0), (j1, s1) = results[0], results[-1]
             print(f"JOBS={j1} against JOBS={j0}: {s0 / s1:.2f} times as fast")

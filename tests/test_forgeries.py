@@ -7,6 +7,7 @@ Runs under `make test-nbgrader` (FFN_NBGRADER_TEST=1, in .venv-nbgrader): nbgrad
 from __future__ import annotations
 
 import csv
+import html
 import io
 import os
 import subprocess
@@ -77,7 +78,7 @@ def memorised_answers() -> dict[str, str]:
 def submission(release: nbformat.NotebookNode, learner: str) -> nbformat.NotebookNode:
     nb = nbformat.from_dict(release)
     exercise_cells = {nbtool.DEFINES.findall(c.source)[0]: c for c in nb.cells
-                      if nbtool.is_exercise(c) and nbtool.DEFINES.findall(c.source)}
+                      if c.metadata.get("nbgrader", {}).get("solution") and nbtool.DEFINES.findall(c.source)}
     if learner in FORGERIES:
         nb.cells.insert(2, nbformat.v4.new_code_cell(FORGERIES[learner]))
     elif learner == "wrapped":
@@ -86,6 +87,8 @@ def submission(release: nbformat.NotebookNode, learner: str) -> nbformat.Noteboo
     elif learner == "table":
         for exercise, source in memorised_answers().items():
             exercise_cells[exercise].source = source
+    elif learner == "loop":
+        exercise_cells["matvec"].source = "def matvec(M, v):\n    while True:\n        pass"
     elif learner == "right":
         solutions = nbformat.read(nbtool.SOLUTIONS / LESSON, as_version=4)
         for cell in solutions.cells:
@@ -95,7 +98,8 @@ def submission(release: nbformat.NotebookNode, learner: str) -> nbformat.Noteboo
     return nb
 
 
-LEARNERS = ("right", "stub", *FORGERIES, "wrapped", "table")
+LEARNERS = ("right", "stub", *FORGERIES, "wrapped", "table", "loop")
+LIMIT = 20          # seconds a cell (and a check in the clean process) may take: the endless loop reaches it
 
 
 @pytest.fixture(scope="module")
@@ -103,6 +107,8 @@ def course(tmp_path_factory):
     """An nbgrader course with lesson 02 released and every learner's submission in place."""
     course = tmp_path_factory.mktemp("forgeries")
     nbgrader_course.write_course(course, [LESSON])
+    with open(course / "nbgrader_config.py", "a") as config:
+        config.write(f"\nc.Execute.timeout = {LIMIT}\nc.CourseExecute.check_timeout = {LIMIT}\n")
     run(course, "generate_assignment", ASSIGNMENT)
     release = nbformat.read(course / "release" / ASSIGNMENT / LESSON, as_version=4)
     for learner in LEARNERS:
@@ -129,7 +135,7 @@ def nbgrader_scores(course):
     scores = {}
     with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gb:
         for learner in LEARNERS:
-            sub = gb.find_submission_notebook(ASSIGNMENT, learner, Path(LESSON).stem)
+            sub = gb.find_submission_notebook(Path(LESSON).stem, ASSIGNMENT, learner)
             scores[learner] = {g.name: g.score for g in sub.grades if "check_" in g.name}
     return scores
 
@@ -145,7 +151,8 @@ def make_grade_rows(course, tmp_path_factory):
         nbformat.write(nb, submissions / learner / LESSON)
     env = {k: v for k, v in os.environ.items() if k not in ("FFN_GRADING", "NBGRADER_EXECUTION")}
     done = subprocess.run([sys.executable, str(ROOT / "tools" / "grade.py"), str(submissions), "--out", str(out),
-                           "--jobs", "2", "--lessons", "02", "--quiet"], capture_output=True, text=True,
+                           "--jobs", "2", "--lessons", "02", "--quiet", "--cell-timeout", str(LIMIT)],
+                          capture_output=True, text=True,
                           timeout=900, env=env)
     assert done.returncode == 0, done.stderr[-3000:]
     with open(out / "grades.csv", newline="") as f:
@@ -180,10 +187,11 @@ def test_a_forgery_earns_nothing_in_make_grade_and_is_flagged(make_grade_rows, l
         assert flags.count("the course's reference, wrapped") == len(FORGED), flags
 
 
-def test_make_grade_passes_the_right_answers_without_a_flag(make_grade_rows):
-    row = make_grade_rows["right"]
+def test_make_grade_passes_the_right_answers_flagging_only_the_distinctive_copy(make_grade_rows):
+    row = make_grade_rows["right"]                 # the solutions' own code, handed in
     assert all(row[f"02:{exercise}"] == "pass" for exercise in FORGED)
-    assert not any(row[f"02:{exercise} flags"] for exercise in FORGED)
+    assert row["02:ffn_forward flags"] == "same code as solutions/"     # distinctive: 161 syntax-tree nodes
+    assert row["02:matvec flags"] == "same code as solutions/"
 
 
 def test_feedback_says_why_without_a_traceback_or_a_path(course, nbgrader_scores):
@@ -192,3 +200,26 @@ def test_feedback_says_why_without_a_traceback_or_a_path(course, nbgrader_scores
     for learner in LEARNERS:
         page = (course / "feedback" / learner / ASSIGNMENT / f"{ASSIGNMENT}.html").read_text()
         assert "helpers/checks" not in page and str(ROOT) not in page, learner
+
+
+def test_an_endless_loop_is_told_in_words_in_both_graders(course, nbgrader_scores, make_grade_rows):
+    assert nbgrader_scores["loop"]["02-check_matvec"] == 0
+    page = (course / "feedback" / "loop" / ASSIGNMENT / f"{ASSIGNMENT}.html").read_text()
+    assert f"did not finish within {LIMIT}" in page and "an endless loop?" in page
+    assert "Traceback" not in page and "site-packages" not in page
+    row = make_grade_rows["loop"]
+    assert row["02:matvec"] == "fail" and row["02:matvec mistake"] == f"did not finish within {LIMIT} s: an endless loop?"
+
+
+def test_passing_only_the_public_cases_scores_nothing_and_the_feedback_says_why(course, nbgrader_scores):
+    """The table passes every public case in the learner's kernel ("all N public cases pass", never full marks);
+    graded, the fresh hidden cases fail it, and the feedback says how many cases passed and what that suggests."""
+    page = html.unescape((course / "feedback" / "table" / ASSIGNMENT / f"{ASSIGNMENT}.html").read_text())
+    assert "memorised cases?" in page and "fresh hidden" in page
+
+
+def test_a_redefined_check_is_named_in_the_notes_not_the_error_it_caused(make_grade_rows):
+    notes = make_grade_rows["lambdas"]["notes"]
+    assert "tampered with the checks: rebinds check_ffn_forward; rebinds check_matvec" in notes
+    assert "failed because the notebook redefines `check_ffn_forward`" in notes
+    assert "raised AttributeError" not in notes

@@ -349,6 +349,7 @@ class Run:
     not_reached: int = 0                                            # cells never run (out of time/kernels)
     setup_error: str = ""
     out_of_time: bool = False
+    closing_seconds: float = 0.0                                    # the grader's closing cell (the dump)
 
 
 def _death_cause(client: NotebookClient, log: Path) -> str:
@@ -450,7 +451,7 @@ def _one_kernel(nb, code_cells, start, skip, clock, run, records, log, cell_time
                     if clock["deadline"] is not None and time.monotonic() >= clock["deadline"]:
                         run.out_of_time = True
                         run.not_reached = len([i for i in code_cells[position:] if i not in skip])
-                        _close(client, last, clock)
+                        run.closing_seconds = _close(client, last, clock)
                         return None
                     cell = nb.cells[index]
                     outcome, why = _execute(client, cell, index, clock, cell_timeout, log)
@@ -465,7 +466,7 @@ def _one_kernel(nb, code_cells, start, skip, clock, run, records, log, cell_time
                         skip.add(index)
                         run.skipped.append((index, why))
                         return position + 1
-                _close(client, last, clock)
+                run.closing_seconds = _close(client, last, clock)
                 return None
         except Exception as error:               # the kernel would not start, or nbclient itself failed
             run.setup_error = f"{type(error).__name__}: {str(error)[:160]}"
@@ -475,16 +476,18 @@ def _one_kernel(nb, code_cells, start, skip, clock, run, records, log, cell_time
                 nb.cells[i].outputs, nb.cells[i].execution_count = outputs, count
 
 
-def _close(client: "_Client", cell: nbformat.NotebookNode | None, clock: dict) -> None:
-    """Run the grader's closing cell (helpers.grading.dump) in the kernel, with its own time limit."""
+def _close(client: "_Client", cell: nbformat.NotebookNode | None, clock: dict) -> float:
+    """Run the grader's closing cell (helpers.grading.dump) in the kernel, with its own time limit; its seconds."""
     if cell is None:
-        return
+        return 0.0
+    started = time.monotonic()
     clock["deadline"], clock["limit"] = None, SETUP_TIMEOUT
     client.timed_out = False
     try:
         client.execute_cell(cell, 0, store_history=False)
     except Exception:                            # no dump: the notebook's exercises are not run
         pass
+    return time.monotonic() - started
 
 
 def _execute(client: "_Client", cell, index: int, clock: dict, cell_timeout: float, log: Path) -> tuple[str, str]:
@@ -536,6 +539,7 @@ class Result:
     attempts: dict[str, dict] = field(default_factory=dict)   # check name -> the call that counts
     problems: list[str] = field(default_factory=list)
     seconds: float = 0.0
+    clean_seconds: float = 0.0                   # of which the clean process's, with the closing cell
 
 
 def counts(lesson: Lesson | None, source: str, check: str) -> bool:
@@ -613,8 +617,10 @@ def grade_notebook(learner: str, path: Path, submissions: Path, out: Path, cours
         # The verdict that counts: the function of that call, checked again in a clean process.
         findings = grading.read_findings(dumped)
         plan = {check: entry["call"] for check, (_, entry) in own.items() if "call" in entry}
+        clean_started = time.monotonic()
         clean = grading.grade_clean(dumped, plan, secret, timeout=cell_timeout) if plan and findings is not None \
             else {}
+        result.clean_seconds = time.monotonic() - clean_started + run.closing_seconds
     if findings is None and own:
         result.problems.append("the notebook never reached the grader's closing cell, so no exercise could be "
                                "checked in a clean process")
@@ -635,6 +641,11 @@ def grade_notebook(learner: str, path: Path, submissions: Path, out: Path, cours
                 "stream", name="stdout", text="[grader] checked again in a clean process, with fresh hidden "
                 f"cases; this counts:\n{clean[check].get('report') or attempt['mistake']}\n")]
 
+    for check in lesson.checks:                  # a check the learner's notebook never let run: flagged too
+        if check not in result.attempts and tampering:
+            result.attempts[check] = {"verdict": NOT_RUN, "passed": None, "total": None, "score": 0.0,
+                                      "mistake": "", "detail": "", "named": False,
+                                      "flags": [f"{grading.TAMPERED}: " + "; ".join(tampering[:3])]}
     for index in run.interrupted:
         result.problems.append(f"{describe_cell(cells, index - 1, exercises)} ran past {cell_timeout:g} s and "
                                "was interrupted; the cells after it still ran")
@@ -763,7 +774,8 @@ def build_model(course: dict[str, Lesson], learners: dict[str, list[Path]], resu
              "titles": {name: lesson.title for name, lesson in course.items()},
              "optional": [column(name, c) for name, lesson in course.items() for c in lesson.optional],
              "settings": settings, "learners": {}, "notebooks": len(results),
-             "seconds": round(sum(r.seconds for r in results), 1)}
+             "seconds": round(sum(r.seconds for r in results), 1),
+             "clean_seconds": round(sum(r.clean_seconds for r in results), 1)}
     for learner, paths in learners.items():
         mine = [r for r in results if r.learner == learner]
         exercises = {c: {"verdict": NOT_HANDED_IN, "passed": None, "total": None, "score": 0.0, "mistake": "",

@@ -145,7 +145,7 @@ $(NBG_STAMP): requirements.txt requirements-nbgrader.txt pyproject.toml tools/ch
 
 test-nbgrader: $(NBG_STAMP)
 	FFN_NBGRADER_TEST=1 timeout -k 30 1800 $(NBG_PY) -m pytest tests/test_nbgrader.py \
-		tests/test_nbgrader_roundtrip.py -v -rs -n 2
+		tests/test_nbgrader_roundtrip.py tests/test_forgeries.py -v -rs -n 2 --dist loadgroup
 
 lock-nbgrader:
 	$(PYTHON) -m venv --clear build/lock-nbgrader

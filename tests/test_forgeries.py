@@ -28,6 +28,9 @@ if os.environ.get("FFN_NBGRADER_TEST") != "1":
     pytest.skip("the forgeries are graded under `make test-nbgrader`", allow_module_level=True)
 from nbgrader.api import Gradebook  # noqa: E402
 
+# One worker grades the class once (the fixtures are per module); the round trips share out the other.
+pytestmark = pytest.mark.xdist_group("forgeries")
+
 LESSON = "02_pure_python.ipynb"
 ASSIGNMENT = "02_pure_python"
 FORGED = ("matvec", "ffn_forward")          # the exercises every forgery below tries to pass

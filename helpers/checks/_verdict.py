@@ -245,11 +245,12 @@ def _verdict(exercise: str, lesson: str, ok: bool, tally: Tally, printed: str) -
 def split_problem(message: str) -> tuple[str, str]:
     """A failed case's message as (what came back, the check's diagnosis of it): "returned ... db1 an array of
     shape (1, 2); expected (2,). db1 was not summed over the tokens: ..." gives the shape sentence and "db1 was
-    not summed over the tokens: ...". The diagnosis is "" when the message says only what came back."""
+    not summed over the tokens: ...". Only a first sentence about a shape, length or dtype is a detail; the
+    diagnosis is "" when the message says only what came back, or its first sentence names the mistake."""
     text = " ".join(message.split())
     first = first_sentence(text, limit=10 ** 6)
     rest = text[len(first):].lstrip(". ").strip()
-    if rest and re.match(r"(returned|expected|gave|got|changed)\b", first):
+    if rest and re.match(r"(returned|expected|gave|got)\b", first) and re.search(r"\b(shape|length|dtype)\b", first):
         return first_sentence(first), first_sentence(rest)
     return first_sentence(first), ""
 

@@ -2,7 +2,10 @@
 
 Every wrong answer must be rejected, and with its own named slip or specific problem; the pencil exercises
 (hand_trace, detector) must not give the answer away on a first failure."""
+import contextlib
+import io
 import itertools
+import os
 from fractions import Fraction
 
 import numpy as np
@@ -570,3 +573,124 @@ def test_firing_units_as_an_array_built_from_a_list_passes_even_when_empty(capsy
         z = np.asarray(x, float) @ np.asarray(W1, float) + np.asarray(b1, float)
         return np.array([k for k in range(len(z)) if z[k] > 0])
     assert check_firing_units(firing_units), capsys.readouterr().out
+
+
+# ---- hidden cases: drawn at grading time from a secret, so that no table of cases passes ----------------
+SECRETS = ("first secret", "second secret", "third secret")
+
+
+@contextlib.contextmanager
+def graded_under(secret):
+    """Grading as the clean grading process does, with `secret` (None: FFN_GRADING=1, the fixed cases)."""
+    previous = os.environ.get("FFN_GRADING")
+    os.environ["FFN_GRADING"] = "1"
+    _verdict.use_secret(secret)
+    try:
+        yield
+    finally:
+        _verdict.use_secret(None)
+        if previous is None:
+            del os.environ["FFN_GRADING"]
+        else:
+            os.environ["FFN_GRADING"] = previous
+
+
+def key(*args):
+    return repr([np.asarray(a, dtype=float).tolist() for a in args])
+
+
+def memorising_forgery():
+    """What a cheating learner can build: the inputs their own copy of the check passes with FFN_GRADING=1 (no
+    secret), recorded by a wrapper, with the reference's answers; and no unit at all for any other input."""
+    seen = []
+
+    def recorder(x, W1, b1):
+        seen.append((x, W1, b1))
+    with graded_under(None), contextlib.redirect_stdout(io.StringIO()):
+        check_firing_units(recorder)
+    table = {}
+    for args in seen:    # the probes' inputs too (W1 transposed, say), where the reference has an answer
+        with contextlib.suppress(ValueError):
+            table[key(*args)] = _reference_firing(*args)
+
+    def firing_units(x, W1, b1):
+        return list(table.get(key(x, W1, b1), []))
+    return firing_units
+
+
+def test_a_memorised_table_passes_the_fixed_cases_but_fails_every_secret(capsys):
+    forgery = memorising_forgery()
+    n_public = len(_firing_cases())
+    with graded_under(None):
+        assert check_firing_units(forgery), capsys.readouterr().out      # the table is right where it was made
+    for secret in SECRETS:
+        with graded_under(secret):
+            verdict = check_firing_units(forgery)
+        out = capsys.readouterr().out
+        assert not verdict and verdict.hidden == 3 and verdict.passed == n_public, out
+        failed = [line for line in out.splitlines() if line.lstrip().startswith("\u2718")]
+        assert failed and all(line.lstrip().startswith("\u2718 hidden: ") for line in failed), out
+
+
+@pytest.mark.parametrize("secret", SECRETS)
+def test_under_a_secret_right_answers_pass_and_the_whole_bank_still_fails(secret, capsys):
+    right = [firing_numpy, firing_loops, firing_comprehension, firing_where, firing_set, firing_einsum_descending]
+    with graded_under(secret):
+        for fn in right:
+            verdict = check_firing_units(fn)
+            out = capsys.readouterr().out
+            assert verdict and verdict.hidden == 3 and "3 of them hidden ones" in out, (fn.__name__, out)
+        # The wrong answers take turns, each under one of the secrets (the three together cover the bank).
+        for fn, message in WRONG_FIRING[SECRETS.index(secret)::len(SECRETS)]:
+            verdict = check_firing_units(fn)
+            out = capsys.readouterr().out
+            assert not verdict and verdict.hidden == 3 and message in out, out
+
+
+def test_hidden_cases_differ_between_secrets_and_not_within_one():
+    from helpers.checks.lesson01 import _firing_hidden
+    drawn = {}
+    for secret in (None, *SECRETS):
+        with graded_under(secret):
+            drawn[secret] = [key(*case.args.values()) for case in _firing_hidden()]
+            assert [key(*case.args.values()) for case in _firing_hidden()] == drawn[secret]   # the same again
+    for a, b in itertools.combinations(drawn, 2):
+        assert all(x != y for x, y in zip(drawn[a], drawn[b])), (a, b)     # every kind drawn afresh
+    with graded_under(SECRETS[0]):
+        names = [case.name for case in _firing_hidden()]
+    with graded_under(SECRETS[1]):
+        assert [case.name for case in _firing_hidden()] == names            # names say the kind, not the draw
+
+
+@pytest.mark.parametrize("secret", (None, *SECRETS))
+def test_each_hidden_kind_keeps_its_property_under_any_secret(secret):
+    from helpers.checks.lesson01 import _firing_hidden
+    with graded_under(secret):
+        narrowing, widening, square = _firing_hidden()
+    for case in (narrowing, widening, square):               # a unit fires and a unit stays silent in each
+        fired = _reference_firing(*case.args.values())
+        assert 0 < len(fired) < len(case.args["b1"]), case.name
+    x, W1, b1 = narrowing.args.values()
+    assert isinstance(W1, list) and 5 <= len(x) <= 9 and 2 <= len(b1) < len(x)
+    z = pre(x, W1, b1)
+    backwards = [sum(x[i] * W1[i][k] for i in reversed(range(len(x)))) + b1[k] for k in range(len(b1))]
+    from_the_bias = [b1[k] + sum(x[i] * W1[i][k] for i in range(len(x))) for k in range(len(b1))]
+    zero = [k for k in range(len(b1)) if z[k] == 0]
+    assert zero and all(backwards[k] == 0 and from_the_bias[k] == 0 for k in zero)   # exactly 0, in any order
+    assert any(1e-8 <= v <= 1e-4 for v in z)
+    x, W1, b1 = widening.args.values()
+    assert isinstance(W1, np.ndarray) and 2 <= len(x) <= 5 and len(x) + 2 <= len(b1) <= 12
+    z = pre(x, W1, b1)
+    assert any(1e-8 * 0.99 <= v <= 1e-4 for v in z) and any(-1e-4 <= v <= -1e-8 * 0.99 for v in z)
+    x, W1, b1 = square.args.values()
+    assert 3 <= len(x) <= 7 and np.shape(W1) == (len(x), len(x)) and not np.allclose(W1, np.transpose(W1))
+    columns, rows = _reference_firing(x, W1, b1), _reference_firing(x, np.transpose(W1), b1)
+    assert rows != columns and rows != [k for k in range(len(b1)) if k not in columns]
+
+
+def test_hidden_cases_are_not_built_outside_grading(monkeypatch, capsys):
+    from helpers.checks import lesson01
+    monkeypatch.delenv("FFN_GRADING", raising=False)
+    monkeypatch.setattr(lesson01, "_firing_hidden", lambda: pytest.fail("hidden cases built outside grading"))
+    verdict = check_firing_units(firing_loops)
+    assert verdict and "all 6 public cases pass. When your work is graded, more cases run." in capsys.readouterr().out

@@ -2,10 +2,7 @@
 
 Every wrong answer must be rejected, and with its own named slip or specific problem; the pencil exercises
 (hand_trace, detector) must not give the answer away on a first failure."""
-import contextlib
-import io
 import itertools
-import os
 from fractions import Fraction
 
 import numpy as np
@@ -15,6 +12,8 @@ from helpers.checks import _verdict, check_detector, check_firing_units, check_h
 from helpers.checks.lesson01 import _ABOVE, _BELOW, _ON, _firing_cases, _reference_firing
 from helpers.ffn import ffn, relu
 from helpers.toy import B1_484, NET_484, W1_484, X_ROBOT
+
+from grading_secrets import SECRETS, assert_caught_by_every_secret, graded_under, memorising_forgery
 
 RIGHT_TRACE = ([4, -1], [4, 0], [5, -1])
 
@@ -576,60 +575,14 @@ def test_firing_units_as_an_array_built_from_a_list_passes_even_when_empty(capsy
 
 
 # ---- hidden cases: drawn at grading time from a secret, so that no table of cases passes ----------------
-SECRETS = ("first secret", "second secret", "third secret")
-
-
-@contextlib.contextmanager
-def graded_under(secret):
-    """Grading as the clean grading process does, with `secret` (None: FFN_GRADING=1, the fixed cases)."""
-    previous = os.environ.get("FFN_GRADING")
-    os.environ["FFN_GRADING"] = "1"
-    _verdict.use_secret(secret)
-    try:
-        yield
-    finally:
-        _verdict.use_secret(None)
-        if previous is None:
-            del os.environ["FFN_GRADING"]
-        else:
-            os.environ["FFN_GRADING"] = previous
-
-
 def key(*args):
     return repr([np.asarray(a, dtype=float).tolist() for a in args])
 
 
-def memorising_forgery():
-    """What a cheating learner can build: the inputs their own copy of the check passes with FFN_GRADING=1 (no
-    secret), recorded by a wrapper, with the reference's answers; and no unit at all for any other input."""
-    seen = []
-
-    def recorder(x, W1, b1):
-        seen.append((x, W1, b1))
-    with graded_under(None), contextlib.redirect_stdout(io.StringIO()):
-        check_firing_units(recorder)
-    table = {}
-    for args in seen:    # the probes' inputs too (W1 transposed, say), where the reference has an answer
-        with contextlib.suppress(ValueError):
-            table[key(*args)] = _reference_firing(*args)
-
-    def firing_units(x, W1, b1):
-        return list(table.get(key(x, W1, b1), []))
-    return firing_units
-
-
 def test_a_memorised_table_passes_the_fixed_cases_but_fails_every_secret(capsys):
-    forgery = memorising_forgery()
-    n_public = len(_firing_cases())
-    with graded_under(None):
-        assert check_firing_units(forgery), capsys.readouterr().out      # the table is right where it was made
-    for secret in SECRETS:
-        with graded_under(secret):
-            verdict = check_firing_units(forgery)
-        out = capsys.readouterr().out
-        assert not verdict and verdict.hidden == 3 and verdict.passed == n_public, out
-        failed = [line for line in out.splitlines() if line.lstrip().startswith("\u2718")]
-        assert failed and all(line.lstrip().startswith("\u2718 hidden: ") for line in failed), out
+    # A table of every input recorded from a run with FFN_GRADING=1, and no unit at all for any other input.
+    forgery = memorising_forgery(check_firing_units, _reference_firing, key=key, otherwise=[])
+    assert_caught_by_every_secret(check_firing_units, forgery, len(_firing_cases()), 3, capsys)
 
 
 @pytest.mark.parametrize("secret", SECRETS)

@@ -1,21 +1,20 @@
 """Lesson 02: helpers.flat against independent definitions, and the three graders against banks of right and
 wrong implementations written the way a learner would write them."""
-import contextlib
 import copy
-import io
 import itertools
 import math
-import os
 
 import numpy as np
 import pytest
 
 from helpers import flat
-from helpers.checks import _verdict, check_ffn_forward, check_matvec, check_transpose, lesson02
+from helpers.checks import check_ffn_forward, check_matvec, check_transpose, lesson02
 from helpers.checks._core import run
 from helpers.checks.lesson02 import (FFN_CASES, FFN_MISTAKES, MATVEC_CASES, MATVEC_MISTAKES, TRANSPOSE_CASES,
                                      TRANSPOSE_MISTAKES, _ffn_hidden, numpy_uses)
 from helpers.ffn import ffn
+
+from grading_secrets import SECRETS, assert_caught_by_every_secret, graded_under, memorising_forgery
 
 
 # ---- helpers.flat ----------------------------------------------------------------------------------------
@@ -828,59 +827,17 @@ def test_hidden_cases_count_in_the_numpy_refusal_when_graded(capsys, monkeypatch
 
 
 # Under a grading secret, as the clean grading process runs: the hidden cases are drawn afresh.
-SECRETS = ("first secret", "second secret", "third secret")
 CHECKS = {"ffn_forward": (check_ffn_forward, flat.ffn_forward, FFN_CASES),
           "matvec": (check_matvec, flat.matvec, MATVEC_CASES),
           "transpose": (check_transpose, flat.transpose, TRANSPOSE_CASES)}
 
 
-@contextlib.contextmanager
-def graded_under(secret):
-    """Grading as the clean grading process does, with `secret` (None: FFN_GRADING=1, the fixed cases)."""
-    previous = os.environ.get("FFN_GRADING")
-    os.environ["FFN_GRADING"] = "1"
-    _verdict.use_secret(secret)
-    try:
-        yield
-    finally:
-        _verdict.use_secret(None)
-        if previous is None:
-            del os.environ["FFN_GRADING"]
-        else:
-            os.environ["FFN_GRADING"] = previous
-
-
-def memorising_forgery(check, reference):
-    """What a cheating learner can build: the inputs their own copy of the check passes with FFN_GRADING=1 (no
-    secret), recorded by a wrapper, with the reference's answers; None for any other input. Lists and loops
-    only, as the lesson's rule asks."""
-    seen = []
-
-    def recorder(*args):
-        seen.append(args)
-    with graded_under(None), contextlib.redirect_stdout(io.StringIO()):
-        check(recorder)
-    table = {repr(args): reference(*args) for args in seen}
-
-    def forgery(*args):
-        answer = table.get(repr(args))
-        return None if answer is None else list(answer)
-    return forgery
-
-
 @pytest.mark.parametrize("exercise", CHECKS)
 def test_a_memorised_table_passes_the_fixed_cases_but_fails_every_secret(exercise, capsys):
     check, reference, public = CHECKS[exercise]
+    # A table of every input recorded from a run with FFN_GRADING=1 (lists and loops only), None otherwise.
     forgery = memorising_forgery(check, reference)
-    with graded_under(None):
-        assert check(forgery), capsys.readouterr().out                  # the table is right where it was made
-    for secret in SECRETS:
-        with graded_under(secret):
-            verdict = check(forgery)
-        out = capsys.readouterr().out
-        assert not verdict and verdict.hidden == 3 and verdict.passed == len(public), out
-        failed = [line for line in out.splitlines() if line.lstrip().startswith("\u2718")]
-        assert failed and all(line.lstrip().startswith("\u2718 hidden: ") for line in failed), out
+    assert_caught_by_every_secret(check, forgery, len(public), 3, capsys)
 
 
 RIGHT_ANSWERS = {"ffn_forward": ["ffn_nested_loops", "ffn_comprehensions", "ffn_returning_tuple",
@@ -892,14 +849,15 @@ RIGHT_ANSWERS = {"ffn_forward": ["ffn_nested_loops", "ffn_comprehensions", "ffn_
 
 @pytest.mark.parametrize("secret", SECRETS)
 def test_under_a_secret_right_answers_pass_and_the_banks_still_fail(secret, capsys):
+    # The answers take turns, each under one of the secrets (the three together cover the banks), so that
+    # every secret sees several styles of each exercise and the test stays quick.
+    turn = slice(SECRETS.index(secret), None, len(SECRETS))
     with graded_under(secret):
         for exercise, names in RIGHT_ANSWERS.items():
-            for name in names:
+            for name in names[turn]:
                 verdict = CHECKS[exercise][0](globals()[name])
                 out = capsys.readouterr().out
                 assert verdict and verdict.hidden == 3 and "3 of them hidden ones" in out, (name, out)
-        # The wrong answers take turns, each under one of the secrets (the three together cover the banks).
-        turn = slice(SECRETS.index(secret), None, len(SECRETS))
         named = ([(check_ffn_forward, fn, f"Likely mistake: {m}") for fn, m in WRONG_FFNS]
                  + [(check_matvec, fn, f"Likely mistake: {m}") for fn, m in WRONG_MATVECS]
                  + [(check_transpose, fn, f"Likely mistake: {m}") for fn, m in WRONG_TRANSPOSES])

@@ -630,7 +630,7 @@ def test_each_hidden_kind_keeps_its_property_under_any_secret(secret):
     from_the_bias = [b1[k] + sum(x[i] * W1[i][k] for i in range(len(x))) for k in range(len(b1))]
     zero = [k for k in range(len(b1)) if z[k] == 0]
     assert zero and all(backwards[k] == 0 and from_the_bias[k] == 0 for k in zero)   # exactly 0, in any order
-    assert any(1e-8 <= v <= 1e-4 for v in z)
+    assert any(1e-8 * 0.99 <= v <= 1e-4 for v in z)                          # barely fires
     x, W1, b1 = widening.args.values()
     assert isinstance(W1, np.ndarray) and 2 <= len(x) <= 5 and len(x) + 2 <= len(b1) <= 12
     z = pre(x, W1, b1)

@@ -362,8 +362,8 @@ def _random_shape(rng, rows, cols):
 
 
 # The kinds of shape the hidden cases of matvec and transpose draw: (what the case name says, rows, columns).
-# Every one has more than 3 rows or more than 3 columns, beyond every public case, so that an answer that
-# handles only the public cases' sizes (the first 3 rows, say) fails.
+# Every one has 4 rows or more, more than any public matvec case has (3), so that an answer that handles only
+# the public cases' sizes (the first 3 rows, say) fails.
 _HIDDEN_SHAPES = [
     ("a random tall matrix (more rows than columns, 4 to 9 rows)", (4, 9), lambda r: (2, r - 1)),
     ("a random wide matrix (more columns than rows, 4 to 6 rows and up to 9 columns)", (4, 6), lambda r: (r + 1, 9)),
@@ -372,8 +372,8 @@ _HIDDEN_SHAPES = [
 
 
 def _random_matrices(label, make):
-    """One case per kind of _HIDDEN_SHAPES: make(name, rng, n_rows, n_cols) with full-precision random numbers
-    from hidden_rng((label, kind))."""
+    """One case per kind of _HIDDEN_SHAPES: make(name, rng, n_rows, n_cols), which draws full-precision random
+    numbers from rng, hidden_rng of the exercise's label and the kind."""
     cases = []
     for kind, (name, rows, cols) in enumerate(_HIDDEN_SHAPES):
         rng = hidden_rng(f"02 {label} {kind}")

@@ -13,6 +13,8 @@ from helpers.checks.lesson01 import _ABOVE, _BELOW, _ON, _firing_cases, _referen
 from helpers.ffn import ffn, relu
 from helpers.toy import B1_484, NET_484, W1_484, X_ROBOT
 
+from grading_secrets import SECRETS, assert_caught_by_every_secret, graded_under, memorising_forgery
+
 RIGHT_TRACE = ([4, -1], [4, 0], [5, -1])
 
 
@@ -570,3 +572,78 @@ def test_firing_units_as_an_array_built_from_a_list_passes_even_when_empty(capsy
         z = np.asarray(x, float) @ np.asarray(W1, float) + np.asarray(b1, float)
         return np.array([k for k in range(len(z)) if z[k] > 0])
     assert check_firing_units(firing_units), capsys.readouterr().out
+
+
+# ---- hidden cases: drawn at grading time from a secret, so that no table of cases passes ----------------
+def key(*args):
+    return repr([np.asarray(a, dtype=float).tolist() for a in args])
+
+
+def test_a_memorised_table_passes_the_fixed_cases_but_fails_every_secret(capsys):
+    # A table of every input recorded from a run with FFN_GRADING=1, and no unit at all for any other input.
+    forgery = memorising_forgery(check_firing_units, _reference_firing, key=key, otherwise=[])
+    assert_caught_by_every_secret(check_firing_units, forgery, len(_firing_cases()), 3, capsys)
+
+
+@pytest.mark.parametrize("secret", SECRETS)
+def test_under_a_secret_right_answers_pass_and_the_whole_bank_still_fails(secret, capsys):
+    right = [firing_numpy, firing_loops, firing_comprehension, firing_where, firing_set, firing_einsum_descending]
+    with graded_under(secret):
+        for fn in right:
+            verdict = check_firing_units(fn)
+            out = capsys.readouterr().out
+            assert verdict and verdict.hidden == 3 and "3 of them hidden ones" in out, (fn.__name__, out)
+        # The wrong answers take turns, each under one of the secrets (the three together cover the bank).
+        for fn, message in WRONG_FIRING[SECRETS.index(secret)::len(SECRETS)]:
+            verdict = check_firing_units(fn)
+            out = capsys.readouterr().out
+            assert not verdict and verdict.hidden == 3 and message in out, out
+
+
+def test_hidden_cases_differ_between_secrets_and_not_within_one():
+    from helpers.checks.lesson01 import _firing_hidden
+    drawn = {}
+    for secret in (None, *SECRETS):
+        with graded_under(secret):
+            drawn[secret] = [key(*case.args.values()) for case in _firing_hidden()]
+            assert [key(*case.args.values()) for case in _firing_hidden()] == drawn[secret]   # the same again
+    for a, b in itertools.combinations(drawn, 2):
+        assert all(x != y for x, y in zip(drawn[a], drawn[b])), (a, b)     # every kind drawn afresh
+    with graded_under(SECRETS[0]):
+        names = [case.name for case in _firing_hidden()]
+    with graded_under(SECRETS[1]):
+        assert [case.name for case in _firing_hidden()] == names            # names say the kind, not the draw
+
+
+@pytest.mark.parametrize("secret", (None, *SECRETS))
+def test_each_hidden_kind_keeps_its_property_under_any_secret(secret):
+    from helpers.checks.lesson01 import _firing_hidden
+    with graded_under(secret):
+        narrowing, widening, square = _firing_hidden()
+    for case in (narrowing, widening, square):               # a unit fires and a unit stays silent in each
+        fired = _reference_firing(*case.args.values())
+        assert 0 < len(fired) < len(case.args["b1"]), case.name
+    x, W1, b1 = narrowing.args.values()
+    assert isinstance(W1, list) and 5 <= len(x) <= 9 and 2 <= len(b1) < len(x)
+    z = pre(x, W1, b1)
+    backwards = [sum(x[i] * W1[i][k] for i in reversed(range(len(x)))) + b1[k] for k in range(len(b1))]
+    from_the_bias = [b1[k] + sum(x[i] * W1[i][k] for i in range(len(x))) for k in range(len(b1))]
+    zero = [k for k in range(len(b1)) if z[k] == 0]
+    assert zero and all(backwards[k] == 0 and from_the_bias[k] == 0 for k in zero)   # exactly 0, in any order
+    assert any(1e-8 * 0.99 <= v <= 1e-4 for v in z)                          # barely fires
+    x, W1, b1 = widening.args.values()
+    assert isinstance(W1, np.ndarray) and 2 <= len(x) <= 5 and len(x) + 2 <= len(b1) <= 12
+    z = pre(x, W1, b1)
+    assert any(1e-8 * 0.99 <= v <= 1e-4 for v in z) and any(-1e-4 <= v <= -1e-8 * 0.99 for v in z)
+    x, W1, b1 = square.args.values()
+    assert 3 <= len(x) <= 7 and np.shape(W1) == (len(x), len(x)) and not np.allclose(W1, np.transpose(W1))
+    columns, rows = _reference_firing(x, W1, b1), _reference_firing(x, np.transpose(W1), b1)
+    assert rows != columns and rows != [k for k in range(len(b1)) if k not in columns]
+
+
+def test_hidden_cases_are_not_built_outside_grading(monkeypatch, capsys):
+    from helpers.checks import lesson01
+    monkeypatch.delenv("FFN_GRADING", raising=False)
+    monkeypatch.setattr(lesson01, "_firing_hidden", lambda: pytest.fail("hidden cases built outside grading"))
+    verdict = check_firing_units(firing_loops)
+    assert verdict and "all 6 public cases pass. When your work is graded, more cases run." in capsys.readouterr().out

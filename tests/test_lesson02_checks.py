@@ -8,11 +8,13 @@ import numpy as np
 import pytest
 
 from helpers import flat
-from helpers.checks import check_ffn_forward, check_matvec, check_transpose
+from helpers.checks import check_ffn_forward, check_matvec, check_transpose, lesson02
 from helpers.checks._core import run
 from helpers.checks.lesson02 import (FFN_CASES, FFN_MISTAKES, MATVEC_CASES, MATVEC_MISTAKES, TRANSPOSE_CASES,
-                                     TRANSPOSE_MISTAKES, numpy_uses)
+                                     TRANSPOSE_MISTAKES, _ffn_hidden, numpy_uses)
 from helpers.ffn import ffn
+
+from grading_secrets import SECRETS, assert_caught_by_every_secret, graded_under, memorising_forgery
 
 
 # ---- helpers.flat ----------------------------------------------------------------------------------------
@@ -572,12 +574,15 @@ def matvec_not_reset(M, v):
     return out
 
 
-@pytest.mark.parametrize("fn, named", [
+WRONG_MATVECS = [
     (matvec_stride_rows, "the number of rows used as the stride"),
     (matvec_column_major, "M read column by column"),
     (matvec_no_offset, "the row offset i * n_cols left out"),
     (matvec_not_reset, "the running sum is not reset for each row"),
-])
+]
+
+
+@pytest.mark.parametrize("fn, named", WRONG_MATVECS)
 def test_matvec_names_the_mistake(fn, named, capsys):
     assert not check_matvec(fn)
     out = capsys.readouterr().out
@@ -655,12 +660,15 @@ def transpose_arguments_swapped(M, n_rows, n_cols):
     return transpose_loops(M, n_cols, n_rows)
 
 
-@pytest.mark.parametrize("fn, named", [
+WRONG_TRANSPOSES = [
     (transpose_loops_swapped, "M returned in its original order"),
     (transpose_reads_the_output_position, "M returned in its original order"),
     (transpose_wrong_stride, "M read with the number of rows as its stride"),
     (transpose_arguments_swapped, "n_rows and n_cols swapped"),
-])
+]
+
+
+@pytest.mark.parametrize("fn, named", WRONG_TRANSPOSES)
 def test_transpose_names_the_mistake(fn, named, capsys):
     assert not check_transpose(fn)
     out = capsys.readouterr().out
@@ -801,15 +809,14 @@ def test_hidden_cases_do_not_run_for_a_learner(capsys, monkeypatch):
 
 
 def test_hidden_cases_run_when_graded_and_catch_a_fitted_answer(capsys, monkeypatch):
-    from helpers.checks.lesson02 import FFN_HIDDEN
     monkeypatch.setenv("FFN_GRADING", "1")
     verdict = check_ffn_forward(fitted_to_the_public_cases)
     out = capsys.readouterr().out
     assert not verdict and verdict.total == 9 and verdict.hidden == 3 and verdict.passed == 6
-    assert "checking 9 cases, 3 of them hidden" in out and "\u2718 hidden: D = 1 expands to H = 7" in out
+    assert "checking 9 cases, 3 of them hidden" in out and "\u2718 hidden: D = 1 expands to a random H" in out
     assert check_ffn_forward(ffn_nested_loops)
     assert "all 9 cases pass, 3 of them hidden ones" in capsys.readouterr().out
-    shapes = {(len(c.args["x"]), len(c.args["b1"])) for c in FFN_HIDDEN}
+    shapes = {(len(c.args["x"]), len(c.args["b1"])) for c in _ffn_hidden()}
     assert any(D == 1 for D, _ in shapes) and any(H == 1 for _, H in shapes)
 
 
@@ -817,6 +824,111 @@ def test_hidden_cases_count_in_the_numpy_refusal_when_graded(capsys, monkeypatch
     monkeypatch.setenv("FFN_GRADING", "1")
     verdict = check_ffn_forward(ffn_numpy_returning_list)
     assert not verdict and verdict.total == 10 and "right numbers on all 9 cases" in capsys.readouterr().out
+
+
+# Under a grading secret, as the clean grading process runs: the hidden cases are drawn afresh.
+CHECKS = {"ffn_forward": (check_ffn_forward, flat.ffn_forward, FFN_CASES),
+          "matvec": (check_matvec, flat.matvec, MATVEC_CASES),
+          "transpose": (check_transpose, flat.transpose, TRANSPOSE_CASES)}
+
+
+@pytest.mark.parametrize("exercise", CHECKS)
+def test_a_memorised_table_passes_the_fixed_cases_but_fails_every_secret(exercise, capsys):
+    check, reference, public = CHECKS[exercise]
+    # A table of every input recorded from a run with FFN_GRADING=1 (lists and loops only), None otherwise.
+    forgery = memorising_forgery(check, reference)
+    assert_caught_by_every_secret(check, forgery, len(public), 3, capsys)
+
+
+RIGHT_ANSWERS = {"ffn_forward": ["ffn_nested_loops", "ffn_comprehensions", "ffn_returning_tuple",
+                                 "ffn_via_the_x_at_w_convention", "ffn_calling_own_matvec", "ffn_with_math"],
+                 "matvec": ["matvec_loops", "matvec_rows_sliced", "matvec_with_a_class_and_defaults",
+                            "matvec_with_math", "matvec_summing_backwards", "matvec_with_the_courses_row"],
+                 "transpose": ["transpose_loops", "transpose_preallocated", "transpose_slicing"]}
+
+
+@pytest.mark.parametrize("secret", SECRETS)
+def test_under_a_secret_right_answers_pass_and_the_banks_still_fail(secret, capsys):
+    # The answers take turns, each under one of the secrets (the three together cover the banks), so that
+    # every secret sees several styles of each exercise and the test stays quick.
+    turn = slice(SECRETS.index(secret), None, len(SECRETS))
+    with graded_under(secret):
+        for exercise, names in RIGHT_ANSWERS.items():
+            for name in names[turn]:
+                verdict = CHECKS[exercise][0](globals()[name])
+                out = capsys.readouterr().out
+                assert verdict and verdict.hidden == 3 and "3 of them hidden ones" in out, (name, out)
+        named = ([(check_ffn_forward, fn, f"Likely mistake: {m}") for fn, m in WRONG_FFNS]
+                 + [(check_matvec, fn, f"Likely mistake: {m}") for fn, m in WRONG_MATVECS]
+                 + [(check_transpose, fn, f"Likely mistake: {m}") for fn, m in WRONG_TRANSPOSES])
+        unnamed = [(check, fn, "") for check, fn in wrong_bank() if all(fn is not g for _, g, _ in named)]
+        for check, fn, message in (named + unnamed)[turn]:
+            verdict = check(fn)
+            out = capsys.readouterr().out
+            assert not verdict and message in out, out
+
+
+def matvec_first_three_rows(M, v):
+    # Right for every public case (none has more than 3 rows), and only the first 3 rows of a taller matrix.
+    return matvec_loops(M, v)[:3]
+
+
+def test_an_answer_for_three_rows_at_most_passes_in_public_and_fails_every_grading(capsys, monkeypatch):
+    monkeypatch.delenv("FFN_GRADING", raising=False)
+    assert check_matvec(matvec_first_three_rows) and "all 7 public cases pass" in capsys.readouterr().out
+    for secret in (None, *SECRETS):
+        with graded_under(secret):
+            verdict = check_matvec(matvec_first_three_rows)
+        out = capsys.readouterr().out
+        assert not verdict and verdict.passed == len(MATVEC_CASES) and "returned 3 numbers; expected" in out, out
+
+
+@pytest.mark.parametrize("exercise, build", [("ffn_forward", "_ffn_hidden"), ("matvec", "_matvec_hidden"),
+                                             ("transpose", "_transpose_hidden")])
+def test_hidden_cases_differ_between_secrets_and_not_within_one(exercise, build):
+    build = getattr(lesson02, build)
+    drawn, names = {}, {}
+    for secret in (None, *SECRETS):
+        with graded_under(secret):
+            drawn[secret] = [repr(case.args) for case in build()]
+            assert [repr(case.args) for case in build()] == drawn[secret]   # the same cases again
+            names[secret] = [case.name for case in build()]
+    for a, b in itertools.combinations(drawn, 2):
+        assert all(x != y for x, y in zip(drawn[a], drawn[b])), (exercise, a, b)   # every kind drawn afresh
+    assert len({tuple(n) for n in names.values()}) == 1                       # names say the kind, not the draw
+
+
+def shape(case):
+    """(rows, columns) of a matvec or transpose case."""
+    if "v" in case.args:
+        return len(case.args["M"]) // len(case.args["v"]), len(case.args["v"])
+    return case.args["n_rows"], case.args["n_cols"]
+
+
+@pytest.mark.parametrize("secret", (None, *SECRETS))
+def test_hidden_matrices_have_the_shapes_their_names_say_and_more_than_three_rows(secret):
+    with graded_under(secret):
+        cases = lesson02._matvec_hidden() + lesson02._transpose_hidden()
+    for case in cases:
+        rows, cols = shape(case)
+        assert rows > 3 and len(case.args["M"]) == rows * cols, case.name
+        assert all(not float(t).is_integer() for t in case.args["M"]), case.name      # not labels, not whole
+        if "tall" in case.name:
+            assert 4 <= rows <= 9 and cols < rows
+        elif "wide" in case.name:
+            assert 4 <= rows <= 6 and rows < cols <= 9
+        else:
+            assert "large" in case.name and 10 <= rows <= 16 and 6 <= cols <= 12
+    assert sum(rows > max(shape(c)[0] for c in MATVEC_CASES) for rows, _ in map(shape, cases)) == len(cases)
+
+
+@pytest.mark.parametrize("exercise, build", [("ffn_forward", "_ffn_hidden"), ("matvec", "_matvec_hidden"),
+                                             ("transpose", "_transpose_hidden")])
+def test_hidden_cases_are_not_built_outside_grading(exercise, build, monkeypatch, capsys):
+    monkeypatch.delenv("FFN_GRADING", raising=False)
+    monkeypatch.setattr(lesson02, build, lambda: pytest.fail("hidden cases built outside grading"))
+    fn = globals()[RIGHT_ANSWERS[exercise][0]]
+    assert CHECKS[exercise][0](fn) and "public cases pass" in capsys.readouterr().out
 
 
 def ffn_calling_the_reference(x, W1, b1, W2, b2):
@@ -850,7 +962,8 @@ def test_calling_the_courses_reference_does_not_pass(check, fn, name, capsys):
     assert verdict.mistake and "calls the course's own" in verdict.mistake
 
 
-def test_at_least_nine_in_ten_rejections_name_the_mistake_or_the_problem(capsys):
+def wrong_bank():
+    """(check, wrong answer) for every wrong answer of the three banks that the public cases reject."""
     wrong = [(check_ffn_forward, fn) for fn, _ in WRONG_FFNS]
     wrong += [(check_ffn_forward, fn) for fn in (returns_hidden, forgets_return, divides_by_zero, changes_x,
                                                  changes_b1, ffn_numpy_returning_list, ffn_via_a_numpy_helper,
@@ -860,7 +973,11 @@ def test_at_least_nine_in_ten_rejections_name_the_mistake_or_the_problem(capsys)
     wrong += [(check_transpose, fn) for fn in (transpose_loops_swapped, transpose_reads_the_output_position,
                                                transpose_wrong_stride, transpose_arguments_swapped,
                                                transpose_numpy, lambda M, r, c: M[:-1])]
-    verdicts = [check(fn) for check, fn in wrong]
+    return wrong
+
+
+def test_at_least_nine_in_ten_rejections_name_the_mistake_or_the_problem(capsys):
+    verdicts = [check(fn) for check, fn in wrong_bank()]
     capsys.readouterr()
     assert not any(verdicts)                                   # no wrong answer accepted
     generic = [v.mistake for v in verdicts if not v.mistake or ("expected" in v.mistake and ", got" in v.mistake)]
@@ -1026,14 +1143,22 @@ def test_a_rounded_ffn_forward_fails_and_is_called_rounded(k, capsys):
     assert not verdict and f"Likely mistake: the output rounded to {k} decimal places" in out, out
 
 
-def test_the_single_hidden_unit_of_the_hidden_case_fires_and_a_silent_unit_is_kept_elsewhere():
-    from helpers.checks.lesson02 import FFN_HIDDEN
-    def pre(case):
-        a = case.args
-        D, H = len(a["x"]), len(a["b1"])
-        return [sum(a["W1"][i * D + j] * a["x"][j] for j in range(D)) + a["b1"][i] for i in range(H)]
-    single = [c for c in FFN_HIDDEN if len(c.args["b1"]) == 1]
-    assert single and all(pre(c)[0] > 0.5 for c in single)
+def pre(case):
+    a = case.args
+    D, H = len(a["x"]), len(a["b1"])
+    return [sum(a["W1"][i * D + j] * a["x"][j] for j in range(D)) + a["b1"][i] for i in range(H)]
+
+
+@pytest.mark.parametrize("secret", (None, *SECRETS))
+def test_the_single_hidden_unit_of_the_hidden_case_fires_and_relu_matters_in_the_others(secret):
+    with graded_under(secret):
+        one_d, single, large = _ffn_hidden()
+    assert [len(one_d.args["x"]), len(single.args["b1"])] == [1, 1]
+    assert 5 <= len(one_d.args["b1"]) <= 9 and 4 <= len(single.args["x"]) <= 8
+    assert 4 <= len(large.args["x"]) <= 7 and 12 <= len(large.args["b1"]) <= 24
+    assert pre(single)[0] >= 0.5                                   # the single unit fires, clearly
+    for case in (one_d, large):                                    # a unit clearly on, and one clearly off
+        assert max(pre(case)) >= 0.5 and min(pre(case)) <= -0.5, case.name
     assert any(min(pre(c)) < 0 for c in FFN_CASES)
 
 
@@ -1041,9 +1166,13 @@ def test_the_single_hidden_unit_of_the_hidden_case_fires_and_a_silent_unit_is_ke
     lambda x, W1, b1, W2, b2: ffn_nested_loops(x, W1, b1 if len(b1) > 1 else [0.0], W2, b2),   # b1 skipped, H = 1
     lambda x, W1, b1, W2, b2: ffn_nested_loops(x, W1, b1, W2, b2 if len(x) > 1 else [0.0]),   # b2 skipped, D = 1
 ])
-def test_hidden_cases_catch_a_bias_skipped_at_an_edge_shape(fn, capsys, monkeypatch):
-    monkeypatch.setenv("FFN_GRADING", "1")
-    assert not check_ffn_forward(fn), capsys.readouterr().out
+def test_hidden_cases_catch_a_bias_skipped_at_an_edge_shape(fn, capsys):
+    assert check_ffn_forward(fn)                                  # the public cases have no such shape
+    for secret in (None, *SECRETS):
+        with graded_under(secret):
+            verdict = check_ffn_forward(fn)
+        out = capsys.readouterr().out
+        assert not verdict and verdict.passed == verdict.total - 1 == len(FFN_CASES) + 2, out
 
 
 def test_a_transpose_through_float32_fails_and_is_told(capsys):

@@ -23,7 +23,7 @@ import numpy as np
 
 from helpers.checks._core import (Case, Mistake, Report, a_kind, answer_of, check_function, close, close_float64,
                                   fmt, run, vector_problem)
-from helpers.checks._verdict import failed_attempts, grader
+from helpers.checks._verdict import failed_attempts, grader, hidden_cases, hidden_rng
 
 __all__ = ["check_hand_trace", "check_firing_units", "check_detector"]
 
@@ -527,24 +527,94 @@ def _as_sorted_ints(value):
     return sorted(int(v) for v in value)
 
 
+# Hidden cases, drawn at grading time (hidden_rng: from the grading secret, or fixed for the tests), each with
+# a unit that fires and one that stays silent, so that no list learned by heart and no empty list passes.
+_HIDDEN_D = (5, 9)          # the narrowing layer: d from 5 to 9, d_ff from 2 to d - 1
+_HIDDEN_WIDE = (2, 5, 12)   # the widening layer: d from 2 to 5, d_ff from d + 2 to 12
+_HIDDEN_SQUARE = (3, 7)     # the square layer: d = d_ff from 3 to 7
+_TINY_Z = (1e-8, 1e-4)      # how far from 0 the barely firing (and barely silent) units sit
+
+
+def _tiny(rng) -> float:
+    """A pre-activation between 1e-8 and 1e-4, spread evenly over the decades."""
+    return float(10 ** rng.uniform(np.log10(_TINY_Z[0]), np.log10(_TINY_Z[1])))
+
+
+def _hidden_narrowing():
+    """d > d_ff, lists. x and W1 hold eighths, so x @ W1 is exact in any order of summation: unit `zero` sits
+    exactly at 0 (b1 cancels its dot product) and unit `tiny` barely fires."""
+    rng = hidden_rng("01 firing_units narrowing")
+    d = int(rng.integers(_HIDDEN_D[0], _HIDDEN_D[1] + 1))
+    d_ff = int(rng.integers(2, d))
+    x, W1 = rng.integers(-16, 17, size=d) / 8, rng.integers(-16, 17, size=(d, d_ff)) / 8
+    b1 = rng.normal(size=d_ff)
+    zero, tiny = (int(k) for k in rng.permutation(d_ff)[:2])
+    dots = x @ W1
+    b1[zero], b1[tiny] = -dots[zero], -dots[tiny] + _tiny(rng)
+    return Case(f"hidden: a random layer narrowing d to d_ff (d {_HIDDEN_D[0]} to {_HIDDEN_D[1]}, d_ff 2 to "
+                "d - 1), a unit exactly at 0 and one barely firing (lists)",
+                {"x": x.tolist(), "W1": W1.tolist(), "b1": b1.tolist()})
+
+
+def _hidden_widening():
+    """d < d_ff, NumPy arrays: one unit barely fires and one barely misses."""
+    rng = hidden_rng("01 firing_units widening")
+    low, high, most = _HIDDEN_WIDE
+    d = int(rng.integers(low, high + 1))
+    d_ff = int(rng.integers(d + 2, most + 1))
+    x, W1, b1 = rng.normal(size=d), rng.normal(size=(d, d_ff)), rng.normal(size=d_ff)
+    above, below = (int(k) for k in rng.permutation(d_ff)[:2])
+    dots = x @ W1
+    b1[above], b1[below] = -dots[above] + _tiny(rng), -dots[below] - _tiny(rng)
+    return Case(f"hidden: a random layer widening d to d_ff (d {low} to {high}, d_ff d + 2 to {most}), a unit "
+                "barely firing and one barely silent (NumPy arrays)", {"x": x, "W1": W1, "b1": b1})
+
+
+def _orientations_differ(x, W1, b1) -> bool:
+    """Reading a square W1 by rows gives other firing units than by columns (nor the silent ones), and some
+    unit fires and some stays silent."""
+    columns, rows = _reference_firing(x, W1, b1), _reference_firing(x, np.asarray(W1).T, b1)
+    silent = [k for k in range(len(b1)) if k not in columns]
+    return bool(columns) and bool(silent) and rows not in (columns, silent)
+
+
+def _hidden_square():
+    """d = d_ff, lists: redrawn (at most 100 times, so the same secret always gives the same case) until W1 read
+    by rows gives other units than by columns."""
+    rng = hidden_rng("01 firing_units square")
+    n = int(rng.integers(_HIDDEN_SQUARE[0], _HIDDEN_SQUARE[1] + 1))
+    for _ in range(100):
+        x, W1, b1 = rng.normal(size=n), rng.normal(size=(n, n)), rng.normal(size=n)
+        if _orientations_differ(x, W1, b1):
+            break
+    return Case(f"hidden: a random square layer (d = d_ff from {_HIDDEN_SQUARE[0]} to {_HIDDEN_SQUARE[1]}), W1 "
+                "not symmetric (lists)", {"x": x.tolist(), "W1": W1.tolist(), "b1": b1.tolist()})
+
+
+def _firing_hidden():
+    return [_hidden_narrowing(), _hidden_widening(), _hidden_square()]
+
+
 @grader
 def check_firing_units(fn) -> bool:
     """Grade `firing_units(x, W1, b1)`: the indices of the hidden units with positive pre-activation."""
     cases = _firing_cases()
+    hidden = hidden_cases(_firing_hidden)   # drawn once, while grading only: the probes judge the same cases
+    judged = cases + hidden
     mistakes = list(_FIRING_MISTAKES)
     # Probes: mistakes recognised by what the learner's own function does on changed inputs, whatever its form
     # (W1 @ x, np.dot, a loop). When a probe fits, the learner's function is its own mutant.
-    if callable(fn) and (_reads_w1_by_rows(fn, cases) or _rows_where_square(fn, cases)):
+    if callable(fn) and (_reads_w1_by_rows(fn, judged) or _rows_where_square(fn, judged)):
         mistakes.insert(0, Mistake(_ROWS_NAME, _ROWS_FIX, fn))
-    elif callable(fn) and _needs_arrays(fn, cases):
+    elif callable(fn) and _needs_arrays(fn, judged):
         mistakes.insert(0, Mistake(_ARRAYS_NAME, _ARRAYS_FIX, fn))
-    elif callable(fn) and _threshold_above_zero(fn, cases):
+    elif callable(fn) and _threshold_above_zero(fn, judged):
         mistakes.insert(0, Mistake(_TINY_NAME, _TINY_FIX, fn))
     return check_function(
         "firing_units", fn, cases, _reference_firing, _indices_problem, mistakes,
         compare=lambda got, expected: got == list(expected), normalize=_as_sorted_ints,
         fallback_hint="compute z = x @ W1 + b1 (d_ff numbers, one per column of W1), then keep each k with "
-                      "z[k] > 0.")
+                      "z[k] > 0.", hidden=lambda: hidden)
 
 
 # ==========================================================================================================

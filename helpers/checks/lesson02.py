@@ -24,7 +24,7 @@ import numpy as np
 from helpers import flat
 from helpers.checks._core import (Case, Mistake, Report, _agree, check_function, close_float64, fmt, is_library_file,
                                   run, vector_problem)
-from helpers.checks._verdict import grader, grading
+from helpers.checks._verdict import grader, hidden_cases, hidden_rng
 
 __all__ = ["check_matvec", "check_ffn_forward", "check_transpose"]
 
@@ -335,14 +335,50 @@ def _plausible(fn, cases, reference, mistakes, validate, normalize=_floats, comp
     return kept
 
 
-def _check(title, fn, cases, reference, validate, mistakes, fallback_hint, hidden=(), describe=fmt,
-           variants=()) -> bool:
-    """check_function with this lesson's tight comparison, the precision probes and only plausible mistakes."""
-    judged = list(cases) + (list(hidden) if hidden and grading() else [])
+def _check(title, fn, cases, reference, validate, mistakes, fallback_hint, hidden, describe=fmt,
+           variants=(), wrap=lambda fn: fn) -> bool:
+    """The rule (lists and loops only), then check_function with this lesson's tight comparison, the precision
+    probes and only plausible mistakes. `hidden` builds the hidden cases: they are drawn once, while grading
+    only, so that the rule, the probes and the cases judged all see the same ones. `wrap` turns the learner's
+    function into the one judged (the rule reads the learner's own code)."""
+    drawn = hidden_cases(hidden)
+    judged = list(cases) + drawn
+    refused = _lists_only(title, fn, judged, reference, validate)
+    if refused is not None:
+        return refused
+    fn = wrap(fn) if callable(fn) else fn
     first, last = _precision_mistakes(fn, judged, reference, validate, variants)
     mistakes = first + _plausible(fn, judged, reference, mistakes, validate) + last
     return check_function(title, fn, cases, reference, validate, mistakes, compare=close_float64, normalize=_floats,
-                          describe=describe, fallback_hint=fallback_hint, hidden=hidden)
+                          describe=describe, fallback_hint=fallback_hint, hidden=lambda: drawn)
+
+
+def _random_shape(rng, rows, cols):
+    """(n_rows, n_cols) drawn from the ranges `rows` and `cols` (inclusive); a range is a pair of ints, or a
+    function of n_rows that gives one (more columns than rows, say)."""
+    n_rows = int(rng.integers(rows[0], rows[1] + 1))
+    low, high = cols(n_rows) if callable(cols) else cols
+    return n_rows, int(rng.integers(low, high + 1))
+
+
+# The kinds of shape the hidden cases of matvec and transpose draw: (what the case name says, rows, columns).
+# Every one has 4 rows or more, more than any public matvec case has (3), so that an answer that handles only
+# the public cases' sizes (the first 3 rows, say) fails.
+_HIDDEN_SHAPES = [
+    ("a random tall matrix (more rows than columns, 4 to 9 rows)", (4, 9), lambda r: (2, r - 1)),
+    ("a random wide matrix (more columns than rows, 4 to 6 rows and up to 9 columns)", (4, 6), lambda r: (r + 1, 9)),
+    ("a random large matrix (10 to 16 rows, 6 to 12 columns)", (10, 16), (6, 12)),
+]
+
+
+def _random_matrices(label, make):
+    """One case per kind of _HIDDEN_SHAPES: make(name, rng, n_rows, n_cols), which draws full-precision random
+    numbers from rng, hidden_rng of the exercise's label and the kind."""
+    cases = []
+    for kind, (name, rows, cols) in enumerate(_HIDDEN_SHAPES):
+        rng = hidden_rng(f"02 {label} {kind}")
+        cases.append(make(f"hidden: {name}", rng, *_random_shape(rng, rows, cols)))
+    return cases
 
 
 # --------------------------------------------------------------------------------------------------------
@@ -405,14 +441,17 @@ def _matvec_problem(value, case):
     return _sequence_problem(value, n_rows, hints)
 
 
+def _matvec_hidden():
+    """Run only while the work is graded: random matrices with more rows (up to 16) than any public case."""
+    return _random_matrices("matvec", lambda name, rng, r, c: Case(name, {"M": rng.normal(size=r * c).tolist(),
+                                                                          "v": rng.normal(size=c).tolist()}))
+
+
 @grader
 def check_matvec(fn) -> bool:
     """Grade `matvec(M, v)`: M @ v for a flat row-major M with len(v) columns and len(M) // len(v) rows."""
-    refused = _lists_only("matvec", fn, MATVEC_CASES, flat.matvec, _matvec_problem)
-    if refused is not None:
-        return refused
     return _check(
-        "matvec", fn, MATVEC_CASES, flat.matvec, _matvec_problem, MATVEC_MISTAKES,
+        "matvec", fn, MATVEC_CASES, flat.matvec, _matvec_problem, MATVEC_MISTAKES, hidden=_matvec_hidden,
         fallback_hint="output i = sum over j of M[i * n_cols + j] * v[j], with n_cols = len(v) and "
                       "n_rows = len(M) // n_cols.")
 
@@ -466,21 +505,37 @@ FFN_CASES = [
 ]
 
 
-def _random_ffn_case(name, D, H, seed):
-    rng = np.random.default_rng(seed)
-    return _ffn_case(name, *(rng.normal(size=n).tolist() for n in (D, H * D, H, D * H, D)))
+def _pre_activations(case):
+    """z = W1 x + b1 of an ffn_forward case."""
+    x, W1, b1 = case.args["x"], case.args["W1"], case.args["b1"]
+    return flat.add(flat.matvec(W1, x), b1)
 
 
-# Run only while the work is graded (make grade, nbgrader autograde): full-precision random networks in the
-# shapes at the edges, D = 1 (W2 a single row) and H = 1 (a single hidden unit), and a larger one. A function
-# fitted to the public cases (their numbers or shapes) fails here.
-FFN_HIDDEN = [
-    _random_ffn_case("hidden: D = 1 expands to H = 7, random numbers", 1, 7, seed=101),
-    # seed 105 makes the single unit fire (z = 2.48), so that W2, b1 and the unit itself all count; units that
-    # stay silent are in the other cases.
-    _random_ffn_case("hidden: D = 6 through a single hidden unit that fires, H = 1", 6, 1, seed=105),
-    _random_ffn_case("hidden: D = 5 expands to H = 20, random numbers", 5, 20, seed=103),
-]
+def _random_ffn_case(name, rng, D, H):
+    """A full-precision random network, redrawn (at most 100 times, so the same secret always gives the same
+    case) until ReLU matters: some unit fires, by at least 0.5, and with H > 1 some unit stays silent, by at
+    least 0.5 (for H = 1 the other cases hold the silent units)."""
+    for _ in range(100):
+        case = _ffn_case(name, *(rng.normal(size=n).tolist() for n in (D, H * D, H, D * H, D)))
+        z = _pre_activations(case)
+        if max(z) >= 0.5 and (H == 1 or min(z) <= -0.5):
+            break
+    return case
+
+
+def _ffn_hidden():
+    """Run only while the work is graded (make grade, nbgrader autograde): full-precision random networks in
+    the shapes at the edges, D = 1 (W2 a single row) and H = 1 (a single hidden unit, that fires, so that
+    W2, b1 and the unit itself all count), and a larger one. A function fitted to the public cases (their
+    numbers or shapes) fails here. The labels are the seeds of the fixed cases these replace."""
+    shapes = [("hidden: D = 1 expands to a random H (5 to 9), random numbers", 101, (1, 1), (5, 9)),
+              ("hidden: a random D (4 to 8) through a single hidden unit that fires, H = 1", 105, (4, 8), (1, 1)),
+              ("hidden: a random D (4 to 7) expands to a random H (12 to 24), random numbers", 103, (4, 7), (12, 24))]
+    cases = []
+    for name, label, D, H in shapes:
+        rng = hidden_rng(label)
+        cases.append(_random_ffn_case(name, rng, *_random_shape(rng, D, H)))
+    return cases
 
 
 def _strided(at1, at2):
@@ -586,12 +641,8 @@ def _ffn_problem(value, case):
 def check_ffn_forward(fn) -> bool:
     """Grade `ffn_forward(x, W1, b1, W2, b2)`: W2 @ relu(W1 @ x + b1) + b2 with flat row-major W1 (H x D) and
     W2 (D x H), D = len(x), H = len(b1), returning D numbers."""
-    refused = _lists_only("ffn_forward", fn, FFN_CASES + (FFN_HIDDEN if grading() else []), flat.ffn_forward,
-                          _ffn_problem)
-    if refused is not None:
-        return refused
     return _check(
-        "ffn_forward", fn, FFN_CASES, flat.ffn_forward, _ffn_problem, FFN_MISTAKES, hidden=FFN_HIDDEN,
+        "ffn_forward", fn, FFN_CASES, flat.ffn_forward, _ffn_problem, FFN_MISTAKES, hidden=_ffn_hidden,
         variants=FFN_VARIANTS,
         fallback_hint="z[i] = sum over j of W1[i*D + j] * x[j] + b1[i]; h[i] = max(0, z[i]); "
                       "y[k] = sum over i of W2[k*H + i] * h[i] + b2[k], with no ReLU on y.")
@@ -664,15 +715,19 @@ def _transpose_problem(value, case):
     return _sequence_problem(value, case.args["n_rows"] * case.args["n_cols"])
 
 
+def _transpose_hidden():
+    """Run only while the work is graded: random matrices of full-precision numbers (never labels, never whole),
+    in shapes beyond the public cases'."""
+    return _random_matrices("transpose", lambda name, rng, r, c: Case(
+        name, {"M": rng.normal(size=r * c).tolist(), "n_rows": r, "n_cols": c}))
+
+
 @grader
 def check_transpose(fn) -> bool:
     """Grade `transpose(M, n_rows, n_cols)`: the flat row-major n_cols x n_rows transpose of a flat row-major
     n_rows x n_cols matrix M."""
-    refused = _lists_only("transpose", fn, TRANSPOSE_CASES, flat.transpose, _transpose_problem)
-    if refused is not None:
-        return refused
     return _check(
-        "transpose", _new_list(fn) if callable(fn) else fn, TRANSPOSE_CASES, flat.transpose, _transpose_problem,
-        TRANSPOSE_MISTAKES, describe=lambda v: fmt(v, max_items=12),
+        "transpose", fn, TRANSPOSE_CASES, flat.transpose, _transpose_problem, TRANSPOSE_MISTAKES,
+        hidden=_transpose_hidden, wrap=_new_list, describe=lambda v: fmt(v, max_items=12),
         fallback_hint="element (i, j) of M is M[i * n_cols + j]; it becomes element (j, i) of the output, "
                       "at position j * n_rows + i.")

@@ -822,9 +822,9 @@ def test_chunked_cases_are_not_too_kind():
 # hidden cases, and the banks as a whole
 # --------------------------------------------------------------------------------------------------------
 @pytest.mark.parametrize("check, right, n_public, n_hidden", [
-    (check_ffn_batched, batched_three_lines, 6, 1),
-    (check_count_ffn_params, count_plain, 10, 2),
-    (check_ffn_chunked, chunked_preallocated, 9, 1),
+    (check_ffn_batched, batched_three_lines, 6, 2),
+    (check_count_ffn_params, count_plain, 10, 4),
+    (check_ffn_chunked, chunked_preallocated, 9, 3),
 ])
 def test_hidden_cases_run_only_while_grading(check, right, n_public, n_hidden, capsys, monkeypatch):
     result, out = verdict(check, right, capsys)

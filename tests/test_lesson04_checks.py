@@ -686,4 +686,4 @@ def test_swiglu_hidden_has_hidden_cases_and_takes_multiple_of_by_keyword(capsys,
     assert "all 10 public cases pass" in out
     monkeypatch.setenv("FFN_GRADING", "1")
     out = assert_passes(check_swiglu_hidden, keyword_only, capsys)
-    assert "all 15 cases pass, 5 of them hidden ones" in out
+    assert "all 16 cases pass, 6 of them hidden ones" in out

@@ -890,7 +890,7 @@ def chunked_half_steps_contiguous_w1(x, W1, b1, W2, b2, chunk):
     return np.concatenate([ffn(x[s:s + step], W1, b1, W2, b2) for s in range(0, len(x), step)])
 
 
-def chunked_whole_when_short(x, W1, b1, W2, b2, chunk):
+def chunked_whole_when_short_plain_w1(x, W1, b1, W2, b2, chunk):
     W1 = W1 * 1
     if len(x) < 100:
         return ffn(x, W1, b1, W2, b2)
@@ -909,7 +909,7 @@ def chunked_overlapping_plain_w1(x, W1, b1, W2, b2, chunk):
     (chunked_fixed_64_plain_w1, "all 10 tokens went through at once"),
     (chunked_one_token_plain_w1, "one token at a time, whatever chunk is"),
     (chunked_half_steps_contiguous_w1, "took [2, 2, 2, 2, 2] tokens where chunk = 4 asks for [4, 4, 2]"),
-    (chunked_whole_when_short, "all 10 tokens went through at once"),
+    (chunked_whole_when_short_plain_w1, "all 10 tokens went through at once"),
     (chunked_overlapping_plain_w1, "the windows overlap"),
 ])
 def test_chunked_slips_fail_even_with_w1_converted_to_a_plain_array(fn, phrase, capsys):

@@ -1,20 +1,15 @@
 """The lesson 03 graders against banks of answers written the way a learner writes them: right ones in several
 styles pass; every wrong one fails with its own named mistake or a specific problem, never a bare expected/got."""
-import contextlib
-import copy
-import inspect
-import io
-import itertools
 import math
 import re
 
 import numpy as np
 import pytest
 
-from helpers.checks import _verdict, check_count_ffn_params, check_ffn_batched, check_ffn_chunked
+from helpers.checks import check_count_ffn_params, check_ffn_batched, check_ffn_chunked
 from helpers.checks import lesson03
-from helpers.checks._core import _same
 from helpers.ffn import ffn, relu
+from hidden_under_secrets import SECRETS, assert_drawn_afresh, drawn, graded_under, memorised, sizes
 
 
 @pytest.fixture(autouse=True)
@@ -1053,25 +1048,9 @@ def test_chunks_of_even_sizes_are_named_as_such(capsys):
 # --------------------------------------------------------------------------------------------------------
 # Hidden cases drawn from the grading secret: fresh in every grading run, built only while grading
 # --------------------------------------------------------------------------------------------------------
-SECRETS = ("first secret", "second secret", "third secret")
 N_HIDDEN = {check_ffn_batched: 2, check_count_ffn_params: 4, check_ffn_chunked: 3}
 BUILDERS = {"ffn_batched": lesson03._batched_hidden, "count_ffn_params": lesson03._count_hidden,
             "ffn_chunked": lesson03._chunked_hidden}
-
-
-@contextlib.contextmanager
-def graded_under(secret):
-    """Grading as the clean grading process does, with `secret` (None: the fixed cases); no secret afterwards."""
-    _verdict.use_secret(secret)
-    try:
-        yield
-    finally:
-        _verdict.use_secret(None)
-
-
-def drawn(build, secret):
-    with graded_under(secret):
-        return build()
 
 
 def leave_out_public_cases(monkeypatch):
@@ -1131,34 +1110,6 @@ def test_wrong_answers_fail_the_hidden_cases_alone_under_every_secret(check, fn,
             assert result.mistake and not bare_expected_got(result), out
 
 
-def _inputs(args) -> tuple:
-    """What a learner's table keys a call by: each array by its dtype, shape and bytes, anything else as it is."""
-    return tuple((a.dtype.str, a.shape, a.tobytes()) if isinstance(a, np.ndarray) else a for a in args)
-
-
-def memorised(check, right, monkeypatch, replay=False):
-    """A memorising forgery, built as a cheating learner would: run the check once with FFN_GRADING=1 and no
-    secret on a recording wrapper of a right answer, keeping every input the check hands it with the answer;
-    the forgery gives that answer for exactly those inputs (replay: computes it, for ffn_chunked, which watches
-    how its numbers are made) and None for anything else."""
-    table = {}
-
-    def recording(*args):
-        table[_inputs(args)] = answer = right(*args)
-        return answer
-
-    def forgery(*args):
-        answer = table.get(_inputs(args))
-        return None if answer is None else right(*args) if replay else copy.deepcopy(answer)
-
-    recording.__signature__ = forgery.__signature__ = inspect.signature(right)
-    monkeypatch.setenv("FFN_GRADING", "1")
-    with contextlib.redirect_stdout(io.StringIO()):
-        assert check(recording)
-    monkeypatch.delenv("FFN_GRADING")
-    return forgery
-
-
 @pytest.mark.parametrize("check, right, replay", [(check_ffn_batched, batched_three_lines, False),
                                                   (check_count_ffn_params, count_plain, False),
                                                   (check_ffn_chunked, chunked_preallocated, True)])
@@ -1171,7 +1122,8 @@ def test_a_table_of_the_fixed_cases_fails_under_every_secret(check, right, repla
     assert result and result.hidden == 0 and "public cases pass" in capsys.readouterr().out
     leave_out_public_cases(monkeypatch)
     monkeypatch.setenv("FFN_GRADING", "1")
-    assert check(forgery).hidden == N_HIDDEN[check]
+    result = check(forgery)
+    assert result and result.hidden == N_HIDDEN[check]
     monkeypatch.delenv("FFN_GRADING")
     for secret in SECRETS:
         with graded_under(secret):
@@ -1183,16 +1135,9 @@ def test_a_table_of_the_fixed_cases_fails_under_every_secret(check, right, repla
 
 @pytest.mark.parametrize("build", BUILDERS.values(), ids=BUILDERS)
 def test_hidden_cases_are_drawn_afresh_under_each_secret_and_named_by_kind(build):
-    runs = [drawn(build, secret) for secret in (None,) + SECRETS]
-    for secret, cases in zip((None,) + SECRETS, runs):
-        assert _same([c.args for c in drawn(build, secret)], [c.args for c in cases])   # one run, one draw
-    for one, other in itertools.combinations(runs, 2):
-        assert [c.name for c in one] == [c.name for c in other]       # names tell the kind, never a drawn value
-        assert not any(_same(a.args, b.args) for a, b in zip(one, other))
-    for index in range(len(runs[0])):                                   # the sizes are drawn too
-        sizes = {tuple(np.shape(v) if isinstance(v, np.ndarray) else v for v in run[index].args.values())
-                 for run in runs}
-        assert len(sizes) > 1, runs[0][index].name
+    runs = assert_drawn_afresh(build)
+    for index, case in enumerate(runs[0]):                              # every case's sizes are drawn too
+        assert len({sizes(run[index]) for run in runs}) > 1, case.name
 
 
 def within(n, low, high):

@@ -646,7 +646,8 @@ def _hidden_hidden() -> list[Case]:
                  "than a thousandth of one", {"d": past[0], "multiple_of": past[1]}),
             Case("hidden: a random d (100 to 5,000) and a multiple_of of 3 to 99 that is not a power of two",
                  {"d": odd[0], "multiple_of": odd[1]}),
-            Case("hidden: a tiny d (1 to 9), multiple_of = 1", {"d": int(rng.integers(1, 10)), "multiple_of": 1}),
+            Case("hidden: a small d (1 to 99), multiple_of = 1 (no rounding)",
+                 {"d": int(rng.integers(1, 100)), "multiple_of": 1}),
             Case("hidden: a random d whose h = int(8/3 · d) is already a multiple of a random multiple_of (it stays)",
                  {"d": multiple[0], "multiple_of": multiple[1]})]
 

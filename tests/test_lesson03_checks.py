@@ -1115,7 +1115,7 @@ def test_wrong_answers_fail_the_hidden_cases_alone_under_every_secret(check, fn,
                                                   (check_ffn_chunked, chunked_preallocated, True)])
 def test_a_table_of_the_fixed_cases_fails_under_every_secret(check, right, replay, capsys, monkeypatch):
     """The forgery passes every public case, and every hidden case drawn without a secret (the hole a secret
-    closes), and fails every hidden case drawn under a secret (ffn_batched and ffn_chunked judged on their hidden
+    closes), and fails under every secret, on hidden cases only (ffn_batched and ffn_chunked judged on their hidden
     cases alone there, see leave_out_public_cases)."""
     forgery = memorised(check, right, monkeypatch, replay)
     result = check(forgery)
@@ -1129,8 +1129,7 @@ def test_a_table_of_the_fixed_cases_fails_under_every_secret(check, right, repla
         with graded_under(secret):
             result = check(forgery)
         out = capsys.readouterr().out
-        assert not result and result.hidden == N_HIDDEN[check] and result.passed == result.total - result.hidden, out
-        assert f"{N_HIDDEN[check]} of {result.total} cases failed" in out
+        assert not result and result.hidden == N_HIDDEN[check] and result.passed >= result.total - result.hidden, out
 
 
 @pytest.mark.parametrize("build", BUILDERS.values(), ids=BUILDERS)

@@ -76,3 +76,22 @@ def memorised(check, right, monkeypatch, replay=False):
         assert check(recording)
     monkeypatch.delenv("FFN_GRADING")
     return forgery
+
+
+def assert_forgery_fails_under_every_secret(check, forgery, n_hidden, capsys, monkeypatch, hidden_only=None):
+    """Assert that `forgery` (from memorised) passes every public case, and every hidden case drawn without a
+    secret (the hole a secret closes), and fails under every secret, on hidden cases only. `hidden_only`, given the
+    monkeypatch, leaves the check's public cases out from then on (they do not depend on the secret)."""
+    result = check(forgery)
+    assert result and result.hidden == 0 and "public cases pass" in capsys.readouterr().out
+    if hidden_only is not None:
+        hidden_only(monkeypatch)
+    monkeypatch.setenv("FFN_GRADING", "1")
+    result = check(forgery)
+    assert result and result.hidden == n_hidden
+    monkeypatch.delenv("FFN_GRADING")
+    for secret in SECRETS:
+        with graded_under(secret):
+            result = check(forgery)
+        out = capsys.readouterr().out
+        assert not result and result.hidden == n_hidden and result.passed >= result.total - result.hidden, out

@@ -9,7 +9,8 @@ import pytest
 from helpers.checks import check_count_ffn_params, check_ffn_batched, check_ffn_chunked
 from helpers.checks import lesson03
 from helpers.ffn import ffn, relu
-from hidden_under_secrets import SECRETS, assert_drawn_afresh, drawn, graded_under, memorised, sizes
+from hidden_under_secrets import (SECRETS, assert_drawn_afresh, assert_forgery_fails_under_every_secret, drawn,
+                                  graded_under, memorised, sizes)
 
 
 @pytest.fixture(autouse=True)
@@ -1114,22 +1115,10 @@ def test_wrong_answers_fail_the_hidden_cases_alone_under_every_secret(check, fn,
                                                   (check_count_ffn_params, count_plain, False),
                                                   (check_ffn_chunked, chunked_preallocated, True)])
 def test_a_table_of_the_fixed_cases_fails_under_every_secret(check, right, replay, capsys, monkeypatch):
-    """The forgery passes every public case, and every hidden case drawn without a secret (the hole a secret
-    closes), and fails under every secret, on hidden cases only (ffn_batched and ffn_chunked judged on their hidden
-    cases alone there, see leave_out_public_cases)."""
-    forgery = memorised(check, right, monkeypatch, replay)
-    result = check(forgery)
-    assert result and result.hidden == 0 and "public cases pass" in capsys.readouterr().out
-    leave_out_public_cases(monkeypatch)
-    monkeypatch.setenv("FFN_GRADING", "1")
-    result = check(forgery)
-    assert result and result.hidden == N_HIDDEN[check]
-    monkeypatch.delenv("FFN_GRADING")
-    for secret in SECRETS:
-        with graded_under(secret):
-            result = check(forgery)
-        out = capsys.readouterr().out
-        assert not result and result.hidden == N_HIDDEN[check] and result.passed >= result.total - result.hidden, out
+    """A forgery that tables the answers of a FFN_GRADING=1 run (ffn_batched and ffn_chunked are judged on their
+    hidden cases alone under the secrets, see leave_out_public_cases)."""
+    assert_forgery_fails_under_every_secret(check, memorised(check, right, monkeypatch, replay), N_HIDDEN[check],
+                                            capsys, monkeypatch, leave_out_public_cases)
 
 
 @pytest.mark.parametrize("build", BUILDERS.values(), ids=BUILDERS)

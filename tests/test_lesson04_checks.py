@@ -14,7 +14,8 @@ from scipy import special
 from helpers import ffn as reference
 from helpers import params
 from helpers.checks import check_gelu, check_silu, check_swiglu_ffn, check_swiglu_hidden, lesson04
-from hidden_under_secrets import SECRETS, assert_drawn_afresh, drawn, graded_under, memorised, sizes
+from hidden_under_secrets import (SECRETS, assert_drawn_afresh, assert_forgery_fails_under_every_secret, drawn,
+                                  graded_under, memorised, sizes)
 
 FAIL = "\u2718"
 SQRT2 = math.sqrt(2.0)
@@ -764,20 +765,9 @@ def test_wrong_answers_fail_the_hidden_cases_alone_under_every_secret(check, fn,
 @pytest.mark.parametrize("check, right", [(check_gelu, gelu_scipy_erf), (check_silu, silu_expit),
                                           (check_swiglu_ffn, swiglu_matmul), (check_swiglu_hidden, hidden_ceil)])
 def test_a_table_of_the_fixed_cases_fails_under_every_secret(check, right, capsys, monkeypatch):
-    """The forgery passes every public case, and every hidden case drawn without a secret (the hole a secret
-    closes), and fails under every secret, on hidden cases only."""
-    forgery = memorised(check, right, monkeypatch)
-    result = check(forgery)
-    assert result and result.hidden == 0 and "public cases pass" in capsys.readouterr().out
-    monkeypatch.setenv("FFN_GRADING", "1")
-    result = check(forgery)
-    assert result and result.hidden == N_HIDDEN[check]
-    monkeypatch.delenv("FFN_GRADING")
-    for secret in SECRETS:
-        with graded_under(secret):
-            result = check(forgery)
-        out = capsys.readouterr().out
-        assert not result and result.hidden == N_HIDDEN[check] and result.passed >= result.total - result.hidden, out
+    """A forgery that tables the answers of a FFN_GRADING=1 run."""
+    assert_forgery_fails_under_every_secret(check, memorised(check, right, monkeypatch), N_HIDDEN[check], capsys,
+                                            monkeypatch)
 
 
 @pytest.mark.parametrize("build, drawn_sizes", [(BUILDERS["gelu"], (0, 2)), (BUILDERS["silu"], (0, 2)),

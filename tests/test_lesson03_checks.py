@@ -9,6 +9,8 @@ import pytest
 from helpers.checks import check_count_ffn_params, check_ffn_batched, check_ffn_chunked
 from helpers.checks import lesson03
 from helpers.ffn import ffn, relu
+from hidden_under_secrets import (SECRETS, assert_drawn_afresh, assert_forgery_fails_under_every_secret, drawn,
+                                  graded_under, memorised, sizes)
 
 
 @pytest.fixture(autouse=True)
@@ -822,9 +824,9 @@ def test_chunked_cases_are_not_too_kind():
 # hidden cases, and the banks as a whole
 # --------------------------------------------------------------------------------------------------------
 @pytest.mark.parametrize("check, right, n_public, n_hidden", [
-    (check_ffn_batched, batched_three_lines, 6, 1),
-    (check_count_ffn_params, count_plain, 10, 2),
-    (check_ffn_chunked, chunked_preallocated, 9, 1),
+    (check_ffn_batched, batched_three_lines, 6, 2),
+    (check_count_ffn_params, count_plain, 10, 4),
+    (check_ffn_chunked, chunked_preallocated, 9, 3),
 ])
 def test_hidden_cases_run_only_while_grading(check, right, n_public, n_hidden, capsys, monkeypatch):
     result, out = verdict(check, right, capsys)
@@ -835,18 +837,19 @@ def test_hidden_cases_run_only_while_grading(check, right, n_public, n_hidden, c
     assert f"{n_hidden} of them hidden" in out
 
 
+CHUNKED_BANK = (chunked_whole_sequence, chunked_array_split_into_chunk_pieces, chunked_overlapping_windows,
+                chunked_one_token_at_a_time, chunked_each_chunk_twice, chunked_half_chunks,
+                chunked_joined_with_np_array, chunked_joined_with_np_stack, chunked_step_typed_in,
+                chunked_slice_one_short, chunked_y_from_chunk_number, chunked_y_from_chunk_number_sized,
+                chunked_y_from_chunk_number_zeros, chunked_x_from_chunk_number)
+
+
 def test_at_least_nine_in_ten_rejections_name_the_mistake(capsys):
     """Every wrong answer in this file's banks, run through its check: at most one in ten may be recorded with
     only an expected/got comparison."""
     bank = ([(check_ffn_batched, f) for fs in WRONG_BATCHED.values() for f in fs]
             + [(check_count_ffn_params, f) for f in COUNT_BANK.values()]
-            + [(check_ffn_chunked, f) for f in (chunked_whole_sequence, chunked_array_split_into_chunk_pieces,
-                                               chunked_overlapping_windows, chunked_one_token_at_a_time,
-                                               chunked_each_chunk_twice, chunked_half_chunks,
-                                               chunked_joined_with_np_array, chunked_joined_with_np_stack,
-                                               chunked_step_typed_in, chunked_slice_one_short,
-                                               chunked_y_from_chunk_number, chunked_y_from_chunk_number_sized,
-                                               chunked_y_from_chunk_number_zeros, chunked_x_from_chunk_number)])
+            + [(check_ffn_chunked, f) for f in CHUNKED_BANK])
     results = [check(fn) for check, fn in bank]
     capsys.readouterr()
     assert not any(results)
@@ -890,7 +893,7 @@ def chunked_half_steps_contiguous_w1(x, W1, b1, W2, b2, chunk):
     return np.concatenate([ffn(x[s:s + step], W1, b1, W2, b2) for s in range(0, len(x), step)])
 
 
-def chunked_whole_when_short(x, W1, b1, W2, b2, chunk):
+def chunked_whole_when_short_plain_w1(x, W1, b1, W2, b2, chunk):
     W1 = W1 * 1
     if len(x) < 100:
         return ffn(x, W1, b1, W2, b2)
@@ -909,7 +912,7 @@ def chunked_overlapping_plain_w1(x, W1, b1, W2, b2, chunk):
     (chunked_fixed_64_plain_w1, "all 10 tokens went through at once"),
     (chunked_one_token_plain_w1, "one token at a time, whatever chunk is"),
     (chunked_half_steps_contiguous_w1, "took [2, 2, 2, 2, 2] tokens where chunk = 4 asks for [4, 4, 2]"),
-    (chunked_whole_when_short, "all 10 tokens went through at once"),
+    (chunked_whole_when_short_plain_w1, "all 10 tokens went through at once"),
     (chunked_overlapping_plain_w1, "the windows overlap"),
 ])
 def test_chunked_slips_fail_even_with_w1_converted_to_a_plain_array(fn, phrase, capsys):
@@ -1041,3 +1044,127 @@ def test_chunks_of_even_sizes_are_named_as_such(capsys):
     assert "took [4, 3, 3] tokens where chunk = 4 asks for [4, 4, 2]: as many chunks as chunk asks for, but of " \
            "even sizes" in out, out
     assert "capped" not in out, out
+
+
+# --------------------------------------------------------------------------------------------------------
+# Hidden cases drawn from the grading secret: fresh in every grading run, built only while grading
+# --------------------------------------------------------------------------------------------------------
+N_HIDDEN = {check_ffn_batched: 2, check_count_ffn_params: 4, check_ffn_chunked: 3}
+BUILDERS = {"ffn_batched": lesson03._batched_hidden, "count_ffn_params": lesson03._count_hidden,
+            "ffn_chunked": lesson03._chunked_hidden}
+
+
+def leave_out_public_cases(monkeypatch):
+    """ffn_batched and ffn_chunked without their public cases: what the hidden cases alone accept and reject (the
+    public cases do not depend on the secret, and the tests above judge them; leaving them out keeps this fast)."""
+    monkeypatch.setattr(lesson03, "_batched_cases", list)
+    monkeypatch.setattr(lesson03, "_chunked_cases", list)
+
+
+@pytest.fixture
+def hidden_only(monkeypatch):
+    leave_out_public_cases(monkeypatch)
+
+
+RIGHT_ANSWERS = ([(check_ffn_batched, f) for f in (batched_three_lines, batched_maximum, batched_einsum,
+                                                   batched_column_layout, batched_in_place,
+                                                   batched_all_converted_right, batched_loop_over_hidden_units)]
+                 + [(check_count_ffn_params, f) for f in (count_plain, count_by_shapes, count_numpy, count_with_ifs)]
+                 + [(check_ffn_chunked, f) for f in (chunked_preallocated, chunked_concatenate, chunked_array_split,
+                                                     chunked_while, chunked_padded, chunked_reversed,
+                                                     chunked_einsum_and_dot, chunked_column_layout,
+                                                     chunked_reverse_order, chunked_plain_copy_of_w1,
+                                                     chunked_dot_methods, chunked_all_converted_right)])
+
+
+@pytest.mark.parametrize("check, fn", RIGHT_ANSWERS, ids=lambda v: getattr(v, "__name__", ""))
+def test_right_answers_pass_the_hidden_cases_under_every_secret(check, fn, hidden_only, capsys):
+    for secret in SECRETS:
+        with graded_under(secret):
+            result = check(fn)
+        assert result and result.hidden == N_HIDDEN[check], capsys.readouterr().out
+
+
+WRONG_ANSWERS = ([(check_ffn_batched, f, name) for name, fs in WRONG_BATCHED.items() for f in fs]
+                 + [(check_ffn_batched, f, "loop") for f in (batched_per_token_loop, batched_comprehension,
+                                                             batched_apply_along_axis, batched_map,
+                                                             batched_loop_after_one_product,
+                                                             batched_dot_method_loop, batched_in_two_halves)]
+                 + [(check_count_ffn_params, f, name) for name, f in COUNT_BANK.items()]
+                 + [(check_ffn_chunked, f, "") for f in CHUNKED_BANK])
+
+
+@pytest.mark.parametrize("check, fn, named", WRONG_ANSWERS, ids=lambda v: getattr(v, "__name__", str(v)))
+def test_wrong_answers_fail_the_hidden_cases_alone_under_every_secret(check, fn, named, hidden_only, capsys):
+    """Each wrong answer of the banks fails on the drawn cases by themselves, with the mistake the public cases
+    name (a loop: the rule; chunking: a specific problem, never a bare expected/got)."""
+    for secret in SECRETS:
+        with graded_under(secret):
+            result = check(fn)
+        out = capsys.readouterr().out
+        assert not result and result.hidden == N_HIDDEN[check], out
+        if named == "loop":
+            assert "loop over the tokens" in result.mistake, out
+        elif named:
+            assert result.mistake == named, out
+        else:
+            assert result.mistake and not bare_expected_got(result), out
+
+
+@pytest.mark.parametrize("check, right, replay", [(check_ffn_batched, batched_three_lines, False),
+                                                  (check_count_ffn_params, count_plain, False),
+                                                  (check_ffn_chunked, chunked_preallocated, True)])
+def test_a_table_of_the_fixed_cases_fails_under_every_secret(check, right, replay, capsys, monkeypatch):
+    """A forgery that tables the answers of a FFN_GRADING=1 run (ffn_batched and ffn_chunked are judged on their
+    hidden cases alone under the secrets, see leave_out_public_cases)."""
+    assert_forgery_fails_under_every_secret(check, memorised(check, right, monkeypatch, replay), N_HIDDEN[check],
+                                            capsys, monkeypatch, leave_out_public_cases)
+
+
+@pytest.mark.parametrize("build", BUILDERS.values(), ids=BUILDERS)
+def test_hidden_cases_are_drawn_afresh_under_each_secret_and_named_by_kind(build):
+    runs = assert_drawn_afresh(build)
+    for index, case in enumerate(runs[0]):                              # every case's sizes are drawn too
+        assert len({sizes(run[index]) for run in runs}) > 1, case.name
+
+
+def within(n, low, high):
+    return low <= n <= high
+
+
+@pytest.mark.parametrize("secret", (None,) + SECRETS)
+def test_hidden_cases_have_the_properties_their_names_state(secret):
+    single, tokens = drawn(lesson03._batched_hidden, secret)
+    partial, whole, longer = drawn(lesson03._chunked_hidden, secret)
+    for case in (single, tokens, partial, whole, longer):
+        (T, d), d_ff = case.args["x"].shape, case.args["W1"].shape[1]
+        assert d != d_ff and lesson03._relu_matters(case), case.name
+    assert single.args["x"].dtype == partial.args["x"].dtype == np.float32
+    assert tokens.args["x"].dtype == whole.args["x"].dtype == longer.args["x"].dtype == np.float64
+    assert within(len(single.args["x"]), 5, 12) and within(len(tokens.args["x"]), 2, 12)
+    chunk, T = partial.args["chunk"], len(partial.args["x"])
+    assert within(chunk, 3, 9) and within(T // chunk, 2, 6) and T % chunk
+    chunk, T = whole.args["chunk"], len(whole.args["x"])
+    assert within(chunk, 2, 8) and within(T // chunk, 2, 5) and T % chunk == 0
+    chunk, T = longer.args["chunk"], len(longer.args["x"])
+    assert within(T, 2, 7) and chunk > T
+    without, with_biases, default, wide = drawn(lesson03._count_hidden, secret)
+    for case in (without, with_biases, default, wide):
+        d, d_ff = case.args["d"], case.args["d_ff"]
+        assert d_ff not in (d, 4 * d), case.name
+    assert without.args["bias"] is False and with_biases.args["bias"] is True and "bias" not in default.args
+    count = lesson03._reference_count(**wide.args)
+    assert count % 2 and count > 2 ** 31 and float(np.float32(count)) != count
+
+
+def test_no_hidden_case_is_drawn_outside_grading(monkeypatch, capsys):
+    """Not grading, nothing calls hidden_rng: not the checks, and not the cache message of count_ffn_params,
+    which compares with the other cases."""
+    def refuse(label):
+        raise AssertionError(f"hidden cases {label!r} drawn outside grading")
+    monkeypatch.setattr(lesson03, "hidden_rng", refuse)
+    for check, fn in ((check_ffn_batched, batched_three_lines), (check_count_ffn_params, count_plain),
+                      (check_ffn_chunked, chunked_concatenate)):
+        assert check(fn) and "public cases pass" in capsys.readouterr().out
+    result = check_count_ffn_params(count_cached)
+    assert not result and "the result does not follow d_ff" in capsys.readouterr().out

@@ -14,6 +14,8 @@ from scipy import special
 from helpers import ffn as reference
 from helpers import params
 from helpers.checks import check_gelu, check_silu, check_swiglu_ffn, check_swiglu_hidden, lesson04
+from hidden_under_secrets import (SECRETS, assert_drawn_afresh, assert_forgery_fails_under_every_secret, drawn,
+                                  graded_under, memorised, sizes)
 
 FAIL = "\u2718"
 SQRT2 = math.sqrt(2.0)
@@ -103,9 +105,12 @@ def test_gelu_of_any_shape_including_0_d_passes(fn, capsys):
     assert_passes(check_gelu, fn, capsys)
 
 
+def gelu_cut_off(z):
+    return np.where(z < -6.5, 0.0, z * special.ndtr(z))
+
+
 @pytest.mark.parametrize("fn, phrases", [
-    (lambda z: np.where(z < -6.5, 0.0, z * special.ndtr(z)),
-     ("returned exactly 0 for z = -7", "a cut-off in the tail")),
+    (gelu_cut_off, ("returned exactly 0 for z = -7", "a cut-off in the tail")),
     (lambda z: np.array([t * special.ndtr(t) for t in z]) if z.ndim == 1
      else np.array([[t * special.ndtr(t) for t in row] for row in z]),
      ("\u2718 a 0-d array", "your function fails on a 0-d array")),
@@ -114,9 +119,17 @@ def test_gelu_a_cut_off_or_a_row_loop_fails_and_is_named(fn, phrases, capsys):
     assert_fails_with(check_gelu, fn, capsys, *phrases)
 
 
+def silu_z_above_20(z):
+    return np.where(z > 20, z, z * special.expit(z))
+
+
+def silu_0_below_minus_20(z):
+    return np.where(z < -20, 0.0, z * special.expit(z))
+
+
 @pytest.mark.parametrize("fn, phrases", [
-    (lambda z: np.where(z > 20, z, z * special.expit(z)), ("returned z itself for z = 20.5", "a cut-off")),
-    (lambda z: np.where(z < -20, 0.0, z * special.expit(z)), ("returned exactly 0 for z = -20.5", "a cut-off")),
+    (silu_z_above_20, ("returned z itself for z = 20.5", "a cut-off")),
+    (silu_0_below_minus_20, ("returned exactly 0 for z = -20.5", "a cut-off")),
     (lambda z: z * special.expit(z) if z.ndim == 1 else np.array([r * special.expit(r) for r in z]),
      ("\u2718 a 0-d array", "your function fails on a 0-d array")),
 ])
@@ -631,13 +644,16 @@ def test_a_malformed_or_in_place_result_is_not_called_rounded(check, fn, capsys)
     assert "list" in out or "in place" in out, out
 
 
-@pytest.mark.parametrize("check, fn", [
+OTHER_EXACT_FORMS = [
     (check_gelu, lambda z: 0.5 * z * (1 + special.erf(z / math.sqrt(2)))),      # loses the far left tail
     (check_gelu, lambda z: z * 0.5 * special.erfc(-z / math.sqrt(2))),
     (check_silu, lambda z: z * 0.5 * (1 + np.tanh(z / 2))),
     (check_silu, lambda z: np.where(z >= 0, z / (1 + np.exp(-np.abs(z))),
                                     z * np.exp(-np.abs(z)) / (1 + np.exp(-np.abs(z))))),
-])
+]
+
+
+@pytest.mark.parametrize("check, fn", OTHER_EXACT_FORMS)
 def test_other_exact_forms_of_the_activations_pass_the_tight_comparison(check, fn, capsys):
     with np.errstate(all="ignore"):
         assert_passes(check, fn, capsys)
@@ -686,4 +702,134 @@ def test_swiglu_hidden_has_hidden_cases_and_takes_multiple_of_by_keyword(capsys,
     assert "all 10 public cases pass" in out
     monkeypatch.setenv("FFN_GRADING", "1")
     out = assert_passes(check_swiglu_hidden, keyword_only, capsys)
-    assert "all 15 cases pass, 5 of them hidden ones" in out
+    assert "all 16 cases pass, 6 of them hidden ones" in out
+
+
+# --------------------------------------------------------------------------------------------------------
+# Hidden cases drawn from the grading secret: fresh in every grading run, built only while grading
+# --------------------------------------------------------------------------------------------------------
+N_HIDDEN = {check_gelu: 4, check_silu: 4, check_swiglu_ffn: 3, check_swiglu_hidden: 6}
+BUILDERS = {"gelu": lesson04._hidden_activation("gelu", lesson04._GELU_TAILS),
+            "silu": lesson04._hidden_activation("silu", lesson04._SILU_TAILS),
+            "swiglu_ffn": lesson04._swiglu_hidden, "swiglu_hidden": lesson04._hidden_hidden}
+
+
+def leave_out_public_cases(monkeypatch):
+    """gelu, silu and swiglu_ffn without their public cases: what the hidden cases alone accept and reject (the
+    public cases do not depend on the secret, and the tests above judge them; leaving them out keeps this fast).
+    swiglu_hidden keeps its public cases: they are cheap, and they alone call it with a default other than 256
+    often enough to tell it apart."""
+    monkeypatch.setattr(lesson04, "_cases", lambda seed, large: [])
+    monkeypatch.setattr(lesson04, "_swiglu_cases", list)
+
+
+@pytest.fixture
+def hidden_only(monkeypatch):
+    leave_out_public_cases(monkeypatch)
+
+
+RIGHT_ANSWERS = ([(check_gelu, f) for f in CORRECT_GELU] + OTHER_EXACT_FORMS
+                 + [(check_silu, f) for f in (silu_expit, silu_stable_where, silu_tanh_identity, silu_loop)]
+                 + [(check_swiglu_ffn, f) for f in (swiglu_matmul, swiglu_einsum, swiglu_token_loop)]
+                 + [(check_swiglu_hidden, f) for f in (hidden_llama_style, hidden_ceil, hidden_negative_floor,
+                                                       hidden_count_up, hidden_numpy_int)])
+
+
+@pytest.mark.parametrize("check, fn", RIGHT_ANSWERS, ids=lambda v: getattr(v, "__name__", ""))
+def test_right_answers_pass_the_hidden_cases_under_every_secret(check, fn, hidden_only, capsys):
+    for secret in SECRETS:
+        with graded_under(secret), np.errstate(all="ignore"):
+            result, out, escaped = verdict(check, fn, capsys)
+        assert result and result.hidden == N_HIDDEN[check] and not escaped, out
+
+
+WRONG_ANSWERS = ([(check_gelu, f, name) for name, f in WRONG_GELU.items()] + [(check_gelu, gelu_cut_off, "cut-off")]
+                 + [(check_silu, f, name) for name, f in WRONG_SILU.items()]
+                 + [(check_silu, f, "cut-off") for f in (silu_z_above_20, silu_0_below_minus_20)]
+                 + [(check_swiglu_ffn, f, name) for name, f in WRONG_SWIGLU.items()]
+                 + [(check_swiglu_hidden, f, name) for name, f in WRONG_HIDDEN.items()])
+
+
+@pytest.mark.parametrize("check, fn, named", WRONG_ANSWERS, ids=lambda v: getattr(v, "__name__", str(v)))
+def test_wrong_answers_fail_the_hidden_cases_alone_under_every_secret(check, fn, named, hidden_only, capsys):
+    """Each wrong answer of the banks fails under every secret, on the drawn cases by themselves (swiglu_hidden:
+    with its public ones), with the mistake the public cases name; a cut-off in a tail is seen in the drawn
+    tails wherever it sits in them."""
+    for secret in SECRETS:
+        with graded_under(secret), np.errstate(all="ignore"):
+            result, out, _ = verdict(check, fn, capsys)
+        assert not result and result.hidden == N_HIDDEN[check], out
+        assert named in result.mistake, out
+
+
+@pytest.mark.parametrize("check, right", [(check_gelu, gelu_scipy_erf), (check_silu, silu_expit),
+                                          (check_swiglu_ffn, swiglu_matmul), (check_swiglu_hidden, hidden_ceil)])
+def test_a_table_of_the_fixed_cases_fails_under_every_secret(check, right, capsys, monkeypatch):
+    """A forgery that tables the answers of a FFN_GRADING=1 run."""
+    assert_forgery_fails_under_every_secret(check, memorised(check, right, monkeypatch), N_HIDDEN[check], capsys,
+                                            monkeypatch)
+
+
+@pytest.mark.parametrize("build, drawn_sizes", [(BUILDERS["gelu"], (0, 2)), (BUILDERS["silu"], (0, 2)),
+                                                (BUILDERS["swiglu_ffn"], (0, 1, 2)),
+                                                (BUILDERS["swiglu_hidden"], (0, 1, 2, 3, 4, 5))],
+                         ids=BUILDERS)
+def test_hidden_cases_are_drawn_afresh_under_each_secret_and_named_by_kind(build, drawn_sizes):
+    runs = assert_drawn_afresh(build)
+    for index in drawn_sizes:                                            # sizes are drawn, not only numbers
+        assert len({sizes(run[index]) for run in runs}) > 1, runs[0][index].name
+
+
+def within(n, low, high):
+    return low <= n <= high
+
+
+@pytest.mark.parametrize("secret", (None,) + SECRETS)
+@pytest.mark.parametrize("name, tails", [("gelu", lesson04._GELU_TAILS), ("silu", lesson04._SILU_TAILS)])
+def test_activation_hidden_cases_have_the_properties_their_names_state(name, tails, secret):
+    array, number, float32, tail = (case.args["z"] for case in drawn(BUILDERS[name], secret))
+    assert within(array.ndim, 1, 3) and all(within(n, 1, 5) for n in array.shape)
+    assert number.shape == () and array.dtype == number.dtype == tail.dtype == np.float64
+    assert float32.dtype == np.float32 and float32.ndim == 1 and within(float32.size, 2, 12)
+    low, high = tails                                  # one value on each side in each step of 1: every cut-off
+    for step in np.arange(low, high, 1.0):             # between low and high meets a value beyond it
+        for side in (-1, 1):
+            assert np.sum((side * tail >= step) & (side * tail < min(step + 1, high))) == 1, (step, side, tail)
+
+
+@pytest.mark.parametrize("secret", (None,) + SECRETS)
+def test_swiglu_hidden_cases_have_the_properties_their_names_state(secret):
+    token, batch, square = drawn(lesson04._swiglu_hidden, secret)
+    d, d_ff = token.args["W_gate"].shape
+    assert token.args["x"].shape == (d,) and within(d, 3, 7) and within(d_ff, 4, 10) and d != d_ff
+    assert batch.args["x"].ndim == 3 and all(within(n, 1, 4) for n in batch.args["x"].shape[:2])
+    assert batch.args["x"].shape[2] == d and batch.args["W_gate"] is token.args["W_gate"]
+    (T, side), (rows, cols) = square.args["x"].shape, square.args["W_gate"].shape
+    assert rows == cols == side and within(side, 3, 6) and within(T, 2, 6)
+    assert not np.allclose(square.args["W_gate"], square.args["W_gate"].T)     # a transpose shows
+
+
+@pytest.mark.parametrize("secret", (None,) + SECRETS)
+def test_swiglu_hidden_hidden_cases_have_the_properties_their_names_state(secret):
+    model, wide, past, odd, small, multiple = (case.args for case in drawn(lesson04._hidden_hidden, secret))
+    h = lesson04._truncated
+    assert "multiple_of" not in model and model["d"] % 128 == 0 and within(model["d"], 1024, 16384)
+    assert wide["multiple_of"] == 256 and within(wide["d"], 64, 10000)
+    assert h(model["d"]) % 256 and h(wide["d"]) % 256                  # both need rounding
+    d, m = past["d"], past["multiple_of"]                               # just past a multiple: 0.999 is not enough
+    assert within(m, 2048, 8192) and 0 < h(d) % m < m / 1000
+    assert m * int(h(d) / m + 0.999) < params.swiglu_hidden(d, m)
+    d, m = odd["d"], odd["multiple_of"]
+    assert within(d, 100, 5000) and within(m, 3, 99) and m & (m - 1) and h(d) % m
+    assert within(small["d"], 1, 99) and small["multiple_of"] == 1
+    d, m = multiple["d"], multiple["multiple_of"]                       # already a multiple: it stays
+    assert h(d) % m == 0 and m < h(d) and params.swiglu_hidden(d, m) == h(d)
+
+
+def test_no_hidden_case_is_drawn_outside_grading(monkeypatch, capsys):
+    def refuse(label):
+        raise AssertionError(f"hidden cases {label!r} drawn outside grading")
+    monkeypatch.setattr(lesson04, "hidden_rng", refuse)
+    for check, fn in ((check_gelu, gelu_scipy_erf), (check_silu, silu_expit), (check_swiglu_ffn, swiglu_matmul),
+                      (check_swiglu_hidden, hidden_ceil)):
+        assert_passes(check, fn, capsys)

@@ -15,7 +15,7 @@ import numpy as np
 
 from helpers.checks._core import (Case, Mistake, a_kind, array_problem, check_function, close, fmt,
                                   int_problem, is_library_file, not_a_function, plain_arrays, plural, run)
-from helpers.checks._verdict import grader
+from helpers.checks._verdict import grader, hidden_cases, hidden_rng
 from helpers.ffn import ffn, relu
 from helpers.measure import peak_bytes
 
@@ -146,9 +146,10 @@ _BATCHED_MISTAKES = [
 ]
 
 
-def _random_case(name: str, seed: int, T: int, d: int, d_ff: int, dtype=np.float64) -> Case:
+def _random_case(name: str, seed: int | np.random.Generator, T: int, d: int, d_ff: int, dtype=np.float64) -> Case:
     """Normal draws: numbers with many digits, so an answer that rounds, or computes in lower precision,
-    cannot agree by luck (the dyadic cases above are exact in any order of operations)."""
+    cannot agree by luck (the dyadic cases above are exact in any order of operations). `seed` may be a
+    Generator (a hidden case's, from hidden_rng), which draws on from where it is."""
     rng = np.random.default_rng(seed)
     shapes = {"x": (T, d), "W1": (d, d_ff), "b1": (d_ff,), "W2": (d_ff, d), "b2": (d,)}
     return Case(name, {k: rng.normal(size=shape).astype(dtype) for k, shape in shapes.items()})
@@ -167,9 +168,43 @@ def _batched_cases() -> list[Case]:
     ]
 
 
+# Hidden cases are drawn when the work is graded (hidden_rng: fresh from the grading secret, fixed for the tests),
+# their sizes as well as their numbers, so that no table of the cases a learner can run answers them.
+def _sizes(rng: np.random.Generator, d: tuple[int, int], d_ff: tuple[int, int]) -> tuple[int, int]:
+    """d and d_ff drawn from the ranges (both ends included), never equal: a transposed weight cannot run."""
+    d = int(rng.integers(d[0], d[1] + 1))
+    widths = [n for n in range(d_ff[0], d_ff[1] + 1) if n != d]
+    return d, int(rng.choice(widths))
+
+
+def _relu_matters(case: Case) -> bool:
+    """Pre-activations on both sides of 0 and some negative outputs: leaving relu out, or clamping the output
+    too, changes the numbers."""
+    x, W1, b1, W2, b2 = (case.args[k] for k in ("x", "W1", "b1", "W2", "b2"))
+    z = x @ W1 + b1
+    return bool((z > 0).any() and (z < 0).any() and (ffn(x, W1, b1, W2, b2) < 0).any())
+
+
+def _drawn_case(name: str, rng: np.random.Generator, T: int, d: int, d_ff: int, dtype=np.float64,
+                chunk: int | None = None) -> Case:
+    """A hidden case of random numbers, drawn again (at most 20 times) until relu matters in it."""
+    for _ in range(20):
+        case = _random_case(name, rng, T, d, d_ff, dtype)
+        if _relu_matters(case):
+            break
+    if chunk is not None:
+        case.args["chunk"] = chunk
+    return case
+
+
 def _batched_hidden() -> list[Case]:
-    return [_random_case("7 tokens of random float32 numbers, d = 5 -> d_ff = 9", 32, T=7, d=5, d_ff=9,
-                         dtype=np.float32)]
+    rng = hidden_rng(32)
+    T, (d, d_ff) = int(rng.integers(5, 13)), _sizes(rng, (3, 6), (7, 12))
+    single = _drawn_case("hidden: random float32 numbers, 5 to 12 tokens, d of 3 to 6 -> d_ff of 7 to 12", rng,
+                         T, d, d_ff, np.float32)
+    T, (d, d_ff) = int(rng.integers(2, 13)), _sizes(rng, (2, 8), (2, 16))
+    return [single, _drawn_case("hidden: random numbers, 2 to 12 tokens, d of 2 to 8 -> d_ff of 2 to 16 (never "
+                                "equal)", rng, T, d, d_ff)]
 
 
 def python_steps(fn: Callable, args: tuple) -> int | None:
@@ -280,7 +315,7 @@ def check_ffn_batched(fn) -> bool:
         compare=_agrees, normalize=lambda measured: measured.value, describe=_describe_rows,
         fallback_hint="compute the hidden layer first, h = x @ W1 + b1, and check that its shape is "
                       "(T, d_ff); then apply the activation, and the second matrix with its bias.",
-        hidden=_batched_hidden())
+        hidden=_batched_hidden)
 
 
 # --------------------------------------------------------------------------------------------------------
@@ -357,8 +392,26 @@ def _count_cases() -> list[Case]:
 
 
 def _count_hidden() -> list[Case]:
-    return [Case("Llama 7B's widths without biases, 4096 -> 11008", {"d": 4096, "d_ff": 11008, "bias": False}),
-            Case("a wide FFN, 1000 -> 2730, with biases", {"d": 1000, "d_ff": 2730, "bias": True})]
+    """Drawn at grading time (see _batched_hidden); d_ff is never d or 4d, and the last count is odd and above
+    2**31, as the public case 12289 -> 49152 is: neither int32 nor float32 holds it."""
+    rng = hidden_rng("count_ffn_params")
+
+    def width(d: int, low: int, high: int) -> int:      # from low to high, both included, never d or 4d
+        d_ff = int(rng.integers(low, high + 1))
+        return d_ff + 1 if d_ff in (d, 4 * d) else d_ff
+
+    d1, d2, d3, d4 = (int(rng.integers(low, high + 1)) for low, high in ((256, 8192), (10, 2000), (16, 4096),
+                                                                          (12289, 16384)))
+    wide = width(d4, 8 * d4, 16 * d4 - 1)
+    return [Case("hidden: a random model's widths without biases (d of 256 to 8,192, d_ff of 2d to 6d, not 4d)",
+                 {"d": d1, "d_ff": width(d1, 2 * d1, 6 * d1), "bias": False}),
+            Case("hidden: random widths with biases (d of 10 to 2,000, d_ff of d/2 to 8d, not d or 4d)",
+                 {"d": d2, "d_ff": width(d2, d2 // 2, 8 * d2), "bias": True}),
+            Case("hidden: random widths with bias left at its default (d of 16 to 4,096, d_ff of 2d to 6d)",
+                 {"d": d3, "d_ff": width(d3, 2 * d3, 6 * d3)}),
+            Case("hidden: random very wide widths with biases (d of 12,289 to 16,384, d_ff of 8d to 16d): an odd "
+                 "count above 2**31, which neither int32 nor float32 holds",
+                 {"d": d4, "d_ff": wide + (d4 + wide + 1) % 2, "bias": True})]
 
 
 def _count_problem(value: Any, case: Case) -> str | None:
@@ -380,7 +433,7 @@ def _count_problem(value: Any, case: Case) -> str | None:
         return (f"returned {value:,} where the count is {expected:,}: float32 (or float) arithmetic lost the last "
                 "digits. float32 holds whole numbers exactly only up to 2**24 = 16,777,216. Use ints: plain "
                 "d * d_ff in Python, no np.float32 or float(...) along the way")
-    for other in _count_cases() + _count_hidden():
+    for other in _count_cases() + hidden_cases(_count_hidden):   # the hidden ones only while grading
         d, d_ff = other.args["d"], other.args["d_ff"]
         if (d, d_ff) != (case.args["d"], case.args["d_ff"]) and d == case.args["d"] \
                 and value != expected and value == _reference_count(**other.args):
@@ -497,7 +550,7 @@ def check_count_ffn_params(fn) -> bool:
         compare=lambda got, expected: got == expected, normalize=int, describe=lambda n: f"{n:,}",
         fallback_hint="list the four arrays with their shapes, W1 (d, d_ff), b1 (d_ff,), W2 (d_ff, d), "
                       "b2 (d,), and add up their sizes; leave the biases out when bias is False.",
-        hidden=_count_hidden())
+        hidden=_count_hidden)
 
 
 # --------------------------------------------------------------------------------------------------------
@@ -670,8 +723,23 @@ def _random_chunked_case(name: str, seed: int, T: int, chunk: int, d: int, d_ff:
 
 
 def _chunked_hidden() -> list[Case]:
-    return [_random_chunked_case("33 tokens of random float32 numbers in chunks of 5", 33, T=33, chunk=5, d=3,
-                                 d_ff=7, dtype=np.float32)]
+    """Drawn at grading time (see _batched_hidden): a shorter last chunk, chunks that divide the tokens, and one
+    chunk longer than the sequence, each by construction."""
+    rng = hidden_rng(33)
+    chunk = int(rng.integers(3, 10))
+    T = chunk * int(rng.integers(2, 7)) + int(rng.integers(1, chunk))
+    partial = _drawn_case("hidden: random float32 numbers, d of 2 to 5 -> d_ff of 6 to 10, in chunks of 3 to 9: "
+                          "two to six full chunks and a shorter last one", rng, T, *_sizes(rng, (2, 5), (6, 10)),
+                          dtype=np.float32, chunk=chunk)
+    chunk = int(rng.integers(2, 9))
+    T = chunk * int(rng.integers(2, 6))
+    whole = _drawn_case("hidden: random numbers, d of 2 to 5 -> d_ff of 2 to 10 (never equal), in chunks of 2 to "
+                        "8: two to five full chunks, no partial one", rng, T, *_sizes(rng, (2, 5), (2, 10)),
+                        chunk=chunk)
+    T = int(rng.integers(2, 8))
+    chunk = int(rng.integers(T + 1, 3 * T + 1))
+    return [partial, whole, _drawn_case("hidden: random numbers, 2 to 7 tokens in one chunk longer than the "
+                                        "sequence", rng, T, *_sizes(rng, (2, 5), (2, 10)), chunk=chunk)]
 
 
 def _chunking_problem(products: list, T: int, chunk: int, explained: set | None = None
@@ -1018,4 +1086,4 @@ def check_ffn_chunked(fn) -> bool:
         fallback_hint="print the shape of each chunk's input and output inside your loop: every input "
                       "should be x[s:s + chunk] for the starts s = 0, chunk, 2 * chunk, ..., and every output "
                       "row should land at the same place in y as its token in x.",
-        hidden=_chunked_hidden())
+        hidden=_chunked_hidden)

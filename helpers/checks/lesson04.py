@@ -4,13 +4,14 @@ from __future__ import annotations
 import inspect
 import math
 import warnings
+from typing import Callable
 
 import numpy as np
 from scipy import special
 
 from helpers.checks._core import (Case, Mistake, a_kind, array_problem, check_function, close, fmt,
                                   int_problem, run)
-from helpers.checks._verdict import grader
+from helpers.checks._verdict import grader, hidden_rng
 from helpers.ffn import gelu, gelu_tanh, relu, silu, swiglu_ffn
 from helpers.params import swiglu_hidden
 
@@ -128,6 +129,27 @@ def _cases(seed: int, large: list[float]) -> list[Case]:
     ]
 
 
+def _hidden_activation(label: str, tails: tuple[float, float]):
+    """The hidden cases of an element-wise activation, a builder that draws them at grading time (hidden_rng:
+    fresh from the grading secret, fixed for the tests), shapes as well as numbers: an array of 1 to 3 axes, one
+    number as a 0-d array, float32, and both tails, one value in each step of 1 from |z| = tails[0] to tails[1]
+    (where a cut-off such as "0 below -6.5" shows), so that every cut-off in that range meets a value beyond it."""
+    def build() -> list[Case]:
+        rng = hidden_rng(label)
+        shape = tuple(int(n) for n in rng.integers(1, 6, size=int(rng.integers(1, 4))))
+        low, high = tails
+        steps = np.arange(low, high, 1.0)
+        tail = np.concatenate([-rng.uniform(steps, np.minimum(steps + 1, high)),
+                               rng.uniform(steps, np.minimum(steps + 1, high))])
+        return [Case("hidden: a random array of 1 to 3 axes, each 1 to 5 long", {"z": 2.5 * rng.normal(size=shape)}),
+                Case("hidden: one random number as a 0-d array", {"z": np.array(2.5 * rng.normal())}),
+                Case("hidden: a random float32 array of 2 to 12 values (a float32 or a float64 result both pass)",
+                     {"z": (2.5 * rng.normal(size=int(rng.integers(2, 13)))).astype(np.float32)}),
+                Case(f"hidden: random values in both tails, one in each step of 1 from |z| = {low:g} to {high:g}",
+                     {"z": rng.permutation(tail)})]
+    return build
+
+
 # --------------------------------------------------------------------------------------------------------
 # Exercise: exact GELU
 # --------------------------------------------------------------------------------------------------------
@@ -192,6 +214,11 @@ _GELU_MISTAKES = [
 ]
 
 
+# From 4 to 7.5: beyond about 7.3 GELU's difference from 0 is below float64's reach in the comparison, and beyond
+# 6.4 its difference from z is.
+_GELU_TAILS = (4.0, 7.5)
+
+
 @grader
 def check_gelu(fn) -> bool:
     """Grade `gelu(z)`: the exact GELU z * Φ(z), element-wise, for a NumPy array z of any shape."""
@@ -201,7 +228,8 @@ def check_gelu(fn) -> bool:
         _GELU_MISTAKES, compare=_agrees,
         fallback_hint=_shape_hint(fn, "compare your code with z * Phi(z), Phi(z) = 0.5 * (1 + erf(z / sqrt(2))), "
                                       "term by term: what divides z inside erf, the factor 1/2, and the final "
-                                      "factor z.") if callable(fn) else "")
+                                      "factor z.") if callable(fn) else "",
+        hidden=_hidden_activation("gelu", _GELU_TAILS))
     return ok
 
 
@@ -245,6 +273,7 @@ _SILU_MISTAKES = [
 # ±20.5: silu(20.5) = 20.5 - 2.5e-8 and silu(-20.5) = -2.5e-8, so a cut-off at 20 (z itself above it, 0 below
 # -20) shows; beyond about ±25 the difference is at float64's rounding and no cut-off can be told.
 _SILU_LARGE = [-1000.0, -100.0, -40.0, -20.5, -20.0, 20.0, 20.5, 40.0, 100.0, 1000.0]
+_SILU_TAILS = (10.0, 40.0)    # the hidden tails: a cut-off shows up to about 23 (z itself) and 33 (0)
 
 
 def _quiet(compute):
@@ -343,7 +372,7 @@ def check_silu(fn) -> bool:
         warnings.simplefilter("always")
         ok = check_function(
             "silu", fn, _cases(5, _SILU_LARGE), silu, _silu_problem, _SILU_MISTAKES,
-            compare=_agrees, fallback_hint=hint)
+            compare=_agrees, fallback_hint=hint, hidden=_hidden_activation("silu", _SILU_TAILS))
     overflowed = any(issubclass(w.category, RuntimeWarning) and "overflow" in str(w.message) for w in caught)
     if ok and overflowed:
         print("  Note: your silu is right, but NumPy warned 'overflow encountered in exp' along the way: for "
@@ -439,12 +468,16 @@ _SWIGLU_MISTAKES = [
 _D, _D_FF = 4, 6   # non-square on purpose: a transposed matrix raises instead of passing by luck
 
 
+def _swiglu_weights(rng: np.random.Generator, d: int, d_ff: int) -> dict[str, np.ndarray]:
+    """W_gate, W_up (d, d_ff) and W_down (d_ff, d): normal draws, so a square one is not symmetric."""
+    return {"W_gate": rng.normal(size=(d, d_ff)), "W_up": rng.normal(size=(d, d_ff)),
+            "W_down": rng.normal(size=(d_ff, d)) / math.sqrt(d_ff)}
+
+
 def _swiglu_cases() -> list[Case]:
     rng = np.random.default_rng(6)
-    W = {"W_gate": rng.normal(size=(_D, _D_FF)), "W_up": rng.normal(size=(_D, _D_FF)),
-         "W_down": rng.normal(size=(_D_FF, _D)) / math.sqrt(_D_FF)}
-    square = {"W_gate": rng.normal(size=(_D, _D)), "W_up": rng.normal(size=(_D, _D)),
-              "W_down": rng.normal(size=(_D, _D)) / math.sqrt(_D)}   # normal draws: not symmetric
+    W = _swiglu_weights(rng, _D, _D_FF)
+    square = _swiglu_weights(rng, _D, _D)
     return [
         Case("one token, x of shape (d,) = (4,)", {"x": rng.normal(size=_D), **W}),
         Case("a sequence, x of shape (T, d) = (5, 4)", {"x": rng.normal(size=(5, _D)), **W}),
@@ -458,6 +491,22 @@ def _swiglu_cases() -> list[Case]:
         Case("a sequence (T, d) = (4, 4) with square weights, d = d_ff = 4", {"x": rng.normal(size=(_D, _D)),
                                                                              **square}),
     ]
+
+
+def _swiglu_hidden() -> list[Case]:
+    """Drawn at grading time (hidden_rng), sizes as well as numbers: d != d_ff but in the square case."""
+    rng = hidden_rng("swiglu_ffn")
+    d = int(rng.integers(3, 8))
+    W = _swiglu_weights(rng, d, int(rng.choice([n for n in range(4, 11) if n != d])))
+    side = int(rng.integers(3, 7))
+    square = _swiglu_weights(rng, side, side)
+    lead = tuple(int(n) for n in rng.integers(1, 5, size=2))
+    return [Case("hidden: one random token (d,), d of 3 to 7 -> d_ff of 4 to 10 (never equal)",
+                 {"x": rng.normal(size=d), **W}),
+            Case("hidden: a random batch (B, T, d), B and T of 1 to 4, with the same weights",
+                 {"x": rng.normal(size=lead + (d,)), **W}),
+            Case("hidden: a random sequence (T, d) with square weights, d = d_ff of 3 to 6, T of 2 to 6",
+                 {"x": rng.normal(size=(int(rng.integers(2, 7)), side)), **square})]
 
 
 def _swiglu_problem(value, case) -> str | None:
@@ -525,7 +574,7 @@ def check_swiglu_ffn(fn) -> bool:
     mistakes = _SWIGLU_MISTAKES + (_column_convention_mistake(fn) if callable(fn) else [])
     return check_function(
         "swiglu_ffn", fn, _swiglu_cases(), swiglu_ffn, _swiglu_problem, mistakes,
-        compare=_tight,
+        compare=_tight, hidden=_swiglu_hidden,
         fallback_hint="check each step against the formula: SiLU on x @ W_gate only, an element-wise product "
                       "with x @ W_up (both (..., d_ff)), then one product with W_down and nothing after it.")
 
@@ -548,13 +597,59 @@ def _hidden_cases() -> list[Case]:
     ]
 
 
+def _truncated(d: int) -> int:
+    """h = int(2 * 4 * d / 3), the width before rounding."""
+    return int(2 * 4 * d / 3)
+
+
+def _redrawn(draw: Callable[[], tuple[int, int]], holds: Callable[[int, int], bool],
+             fallback: tuple[int, int]) -> tuple[int, int]:
+    """(d, multiple_of) from draw(), drawn again (at most 50 times) until holds(d, multiple_of); else `fallback`,
+    a fixed pair that has the property."""
+    for _ in range(50):
+        d, m = draw()
+        if holds(d, m):
+            return d, m
+    return fallback
+
+
 def _hidden_hidden() -> list[Case]:
-    return [Case("d = 6656 (Llama 33B) with the default multiple_of", {"d": 6656}),
-            Case("d = 2048, multiple_of = 256", {"d": 2048, "multiple_of": 256}),
-            Case("d = 1537, multiple_of = 4096 (Llama 3 70B's multiple): h = 4098, just past one multiple",
-                 {"d": 1537, "multiple_of": 4096}),
-            Case("d = 1000, multiple_of = 7", {"d": 1000, "multiple_of": 7}),
-            Case("d = 3, multiple_of = 1: h = 8", {"d": 3, "multiple_of": 1})]
+    """Drawn at grading time (hidden_rng), each with the property its name states: h = int(8d/3) needs rounding
+    (or, in the last case, is already a multiple), and in the third case h is just past a multiple, by less than
+    a thousandth of it, so int(h / m + 0.999) rounds it down."""
+    rng = hidden_rng("swiglu_hidden")
+
+    def rounds(d: int, m: int) -> bool:
+        return _truncated(d) % m != 0
+
+    def past_a_multiple() -> tuple[int, int]:         # the first d whose h passes k whole multiples of m
+        m, k = int(rng.integers(2048, 8193)), int(rng.integers(1, 5))
+        d = 3 * k * m // 8
+        while _truncated(d) <= k * m:
+            d += 1
+        return d, m
+
+    def already_a_multiple() -> tuple[int, int]:      # d = 3q: h = 8q, and m one of its divisors from 8 up
+        h = 8 * int(rng.integers(16, 1001))
+        return 3 * h // 8, int(rng.choice([m for m in range(8, h) if h % m == 0]))
+
+    model = _redrawn(lambda: (128 * int(rng.integers(8, 129)), 256), rounds, (6656, 256))
+    wide = _redrawn(lambda: (int(rng.integers(64, 10001)), 256), rounds, (2048, 256))
+    past = _redrawn(past_a_multiple, lambda d, m: 0 < _truncated(d) % m < m / 1000, (1537, 4096))
+    odd = _redrawn(lambda: (int(rng.integers(100, 5001)), int(rng.choice([m for m in range(3, 100) if m & (m - 1)]))),
+                   rounds, (1000, 7))
+    multiple = already_a_multiple()
+    return [Case("hidden: a random model width (a multiple of 128, 1,024 to 16,384) with the default multiple_of",
+                 {"d": model[0]}),
+            Case("hidden: a random d (64 to 10,000), multiple_of = 256", {"d": wide[0], "multiple_of": 256}),
+            Case("hidden: a random d and a large multiple_of (2,048 to 8,192): h just past a multiple, by less "
+                 "than a thousandth of one", {"d": past[0], "multiple_of": past[1]}),
+            Case("hidden: a random d (100 to 5,000) and a multiple_of of 3 to 99 that is not a power of two",
+                 {"d": odd[0], "multiple_of": odd[1]}),
+            Case("hidden: a small d (1 to 99), multiple_of = 1 (no rounding)",
+                 {"d": int(rng.integers(1, 100)), "multiple_of": 1}),
+            Case("hidden: a random d whose h = int(8/3 · d) is already a multiple of a random multiple_of (it stays)",
+                 {"d": multiple[0], "multiple_of": multiple[1]})]
 
 
 _HIDDEN_MISTAKES = [
@@ -677,7 +772,7 @@ def check_swiglu_hidden(fn) -> bool:
     mistakes = (_default_mistakes(fn) if callable(fn) else []) + _HIDDEN_MISTAKES
     return check_function(
         "swiglu_hidden", _keyword_multiple(fn) if callable(fn) else fn, _hidden_cases(), swiglu_hidden,
-        _width_problem, mistakes, hidden=_hidden_hidden(),
+        _width_problem, mistakes, hidden=_hidden_hidden,
         compare=lambda got, expected: got == expected,
         normalize=int,
         fallback_hint="take two thirds of 4d and truncate it to an int; then round that up to the next multiple "

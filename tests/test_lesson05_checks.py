@@ -1,6 +1,7 @@
 """Lesson 05's graders against banks of right and wrong answers."""
 import numpy as np
 import pytest
+from hidden_draws import SECRETS, drawn_twice, memorising_forgery, same_case, secret
 
 from helpers.and_not import DETECTOR
 from helpers.checks import _verdict, check_collapse, check_detector_weights, check_residual_collapse, lesson05
@@ -43,7 +44,7 @@ def collapse_by_probing(W1, b1, W2, b2):
 @pytest.mark.parametrize("fn", [collapse_numpy, collapse_loops, collapse_einsum, collapse_by_probing])
 def test_collapse_accepts_correct_styles(fn, capsys):
     assert check_collapse(fn), capsys.readouterr().out
-    assert "all 4 cases pass" in capsys.readouterr().out
+    assert "all 4 public cases pass" in capsys.readouterr().out
 
 
 @pytest.mark.parametrize("fn, named", [
@@ -445,3 +446,78 @@ def test_residual_collapse_rounded_to_six_decimals_fails(capsys):
     """Three-decimal weights make six-decimal products: the unrounded case is what shows the rounding."""
     assert not check_residual_collapse(lambda W1, W2: np.round(np.eye(W1.shape[0]) + W1 @ W2, 6))
     assert "✘ d = 3, d_ff = 5, unrounded weights" in capsys.readouterr().out
+
+
+# ---- hidden cases: drawn at grading time from the grading secret, so no table of cases passes ------------------
+COLLAPSE_RIGHT = [collapse_numpy, collapse_loops, collapse_einsum, collapse_by_probing]
+RESIDUAL_RIGHT = [residual_numpy, residual_loops, residual_by_probing, residual_diagonal_added,
+                  residual_identity_from_W2]
+HIDDEN = [(check_collapse, lesson05._collapse_hidden, COLLAPSE_RIGHT, test_collapse_names_the_mistake, 4),
+          (check_residual_collapse, lesson05._residual_hidden, RESIDUAL_RIGHT,
+           test_residual_collapse_names_the_mistake, 5)]
+IDS = ["collapse", "residual_collapse"]
+
+
+def bank(test):
+    """The (wrong answer, named mistake) pairs of a parametrized bank test."""
+    return next(m for m in test.pytestmark if m.name == "parametrize").args[1]
+
+
+@pytest.mark.parametrize("check, draw, right, wrong, n_public", HIDDEN, ids=IDS)
+def test_under_each_secret_right_answers_pass_and_wrong_ones_are_still_named(check, draw, right, wrong, n_public,
+                                                                              capsys):
+    """Every right answer under each secret; the wrong ones (slower: each failure runs every mutant) take the
+    secrets in turn, so that each secret meets a third of the bank."""
+    for value in SECRETS:
+        with secret(value):
+            n_hidden = len(draw())
+            for fn in right:
+                assert check(fn), capsys.readouterr().out
+                assert f"all {n_public + n_hidden} cases pass, {n_hidden} of them hidden" in capsys.readouterr().out
+    for index, (fn, named) in enumerate(bank(wrong)):
+        with secret(SECRETS[index % len(SECRETS)]):
+            assert not check(fn)
+        assert named in capsys.readouterr().out, named
+
+
+@pytest.mark.parametrize("check, draw, right, wrong, n_public", HIDDEN, ids=IDS)
+def test_a_table_of_the_cases_the_learners_copy_runs_fails_under_every_secret(check, draw, right, wrong, n_public,
+                                                                               capsys, monkeypatch):
+    forgery = memorising_forgery(check, right[0], monkeypatch)
+    verdict = check(forgery)
+    assert verdict and f"all {n_public} public cases pass" in capsys.readouterr().out   # every public case
+    monkeypatch.setenv("FFN_GRADING", "1")
+    assert check(forgery)                                        # the fixed hidden cases: what it memorised
+    monkeypatch.delenv("FFN_GRADING")
+    for value in SECRETS:
+        with secret(value):
+            verdict = check(forgery)
+        out = capsys.readouterr().out
+        assert not verdict and (verdict.passed, verdict.total) == (n_public, n_public + verdict.hidden), out
+        assert verdict.hidden >= 2 and out.count("\u2718 hidden: ") == verdict.hidden, out
+
+
+@pytest.mark.parametrize("draw", [lesson05._collapse_hidden, lesson05._residual_hidden], ids=IDS)
+def test_hidden_cases_are_drawn_afresh_for_each_secret_and_the_same_twice_under_one(draw):
+    (first, again), (other, _) = drawn_twice(draw)
+    assert len(first) == len(again) and all(same_case(a, b) for a, b in zip(first, again))
+    assert all(case.name.startswith("hidden: ") for case in first)
+    assert not any(same_case(a, b) for a, b in zip(first, other))
+
+
+def test_the_hidden_cases_keep_their_kinds_under_every_secret():
+    """Sizes are drawn, within what each case's name says; the bottleneck stays a bottleneck."""
+    for value in (None, *SECRETS):
+        with secret(value):
+            (layers, wide), (expanding, bottleneck) = lesson05._collapse_hidden(), lesson05._residual_hidden()
+        for case in (layers, wide):
+            W1, b1, W2, b2 = (case.args[n] for n in ("W1", "b1", "W2", "b2"))
+            assert W1.shape[1] == len(b1) == W2.shape[0] and W2.shape[1] == len(b2)
+            assert np.any(np.abs(W1 - np.round(W1, 6)) > 0)                 # unrounded
+        assert all(1 <= n <= 6 for n in layers.args["W1"].shape + layers.args["W2"].shape[1:])
+        d_in, d_hidden, d_out = wide.args["W1"].shape + wide.args["W2"].shape[1:]
+        assert 7 <= d_hidden <= 12 and 2 <= d_in <= 5 and 2 <= d_out <= 5 and d_in != d_out
+        d, d_ff = expanding.args["W1"].shape
+        assert 2 <= d <= 6 and d + 1 <= d_ff <= 2 * d + 2 and expanding.args["W2"].shape == (d_ff, d)
+        d, d_ff = bottleneck.args["W1"].shape
+        assert 3 <= d <= 7 and 1 <= d_ff < d and bottleneck.args["W2"].shape == (d_ff, d)

@@ -5,6 +5,7 @@ import math
 
 import numpy as np
 import pytest
+from hidden_draws import SECRETS, drawn_twice, memorising_forgery, same_case, secret
 
 from helpers import kv_memory as kv
 from helpers.checks import _verdict, check_ffn_as_sum, check_store_fact, check_top_units
@@ -120,7 +121,7 @@ def test_correct_sums_pass_the_hidden_case_when_graded(monkeypatch, capsys):
     monkeypatch.setenv("FFN_GRADING", "1")
     for fn in RIGHT_SUMS:
         ok, out = verdict(check_ffn_as_sum, fn, capsys)
-        assert ok and "all 7 cases pass, 1 of them hidden" in out, out
+        assert ok and "all 8 cases pass, 2 of them hidden" in out, out
 
 
 def rows_of_W1(x, W1, b1, W2, b2):
@@ -760,12 +761,14 @@ def test_the_right_units_in_another_order_are_named(capsys):
 def test_a_list_sorted_by_another_length_is_not_told_to_sort(monkeypatch, capsys):
     """On the hidden case the L1 ranking picks the right units in another order: the message says which pair
     is out of order by the Euclidean length, not only "list them largest first" (the list was sorted)."""
-    monkeypatch.setenv("FFN_GRADING", "1")
-    ok, out = verdict(check_top_units, top_l1, capsys)
-    hidden = next(line for line in out.splitlines() if "top 4" in line)
-    assert not ok and "the right units in another order, [7, 5, 0, 2]: unit 0 comes before unit 2" in hidden
-    assert "check the key you sorted by" in hidden
-    assert "Likely mistake: the length measured with the sum of absolute values (L1)" in out
+    for value in (None, *SECRETS):
+        with secret(value):
+            monkeypatch.setenv("FFN_GRADING", "1")
+            ok, out = verdict(check_top_units, top_l1, capsys)
+        hidden = next(line for line in out.splitlines() if "hidden: " in line)
+        assert not ok and "the right units in another order" in hidden and "comes before unit" in hidden, out
+        assert "check the key you sorted by" in hidden
+        assert "Likely mistake: the length measured with the sum of absolute values (L1)" in out
 
 
 def test_the_shaped_case_tells_the_euclidean_length_from_l1_and_max():
@@ -1159,11 +1162,18 @@ def test_store_fact_stub_exception_none_and_mutation(capsys):
 
 
 def test_store_cases_keep_old_keys_below_the_threshold_and_probes_orthogonal_to_them():
-    for store in L._store_cases() + L._store_hidden():
+    drawn = []
+    for value in (None, *SECRETS):
+        with secret(value):
+            drawn += L._store_hidden()
+    for store in L._store_cases() + drawn:
         keys, new = store.queries[:-1], store.queries[-1]
         assert np.all(keys @ new < store.theta - 0.1)                     # the new key is a fair new fact
         assert np.allclose(store.probes @ new, store.cosines)
         assert np.all(np.abs(store.probes @ keys.T) < store.theta)        # old units stay silent for probes
+    for store in drawn:                                                   # a threshold other than the lesson's
+        d, n = store.case.args["W1"].shape
+        assert 0.6 <= store.theta <= 0.8 and 8 <= d <= 14 and 3 <= n <= d - 3, (store.theta, d, n)
 
 
 # --------------------------------------------------------------------------------------------------------
@@ -1195,3 +1205,74 @@ def test_top_units_with_b1_left_out_is_named(capsys):
         return [int(j) for j in np.argsort(-sizes, kind="stable")[:k]]
     ok, out = verdict(check_top_units, top_units, capsys)
     assert not ok and "b1 left out of the activations" in out, out
+
+
+# --------------------------------------------------------------------------------------------------------
+# Hidden cases: drawn at grading time from the grading secret, so no table of cases passes
+# --------------------------------------------------------------------------------------------------------
+WRONG_STORES = [(fn, diagnosis) for fn, diagnosis, _ in
+                 next(m for m in test_each_wrong_store_fact_gets_its_own_diagnosis.pytestmark
+                      if m.name == "parametrize").args[1]]
+WRONG_TOPS = next(m for m in test_each_wrong_top_units_gets_its_own_diagnosis.pytestmark
+                  if m.name == "parametrize").args[1]
+HIDDEN = {"ffn_as_sum": (check_ffn_as_sum, lambda: L._sum_hidden(), RIGHT_SUMS,
+                         [(fn, diagnosis) for fn, _, diagnosis in WRONG_SUMS], 6),
+          "top_units": (check_top_units, lambda: L._top_hidden(), RIGHT_TOPS, WRONG_TOPS, 5),
+          "store_fact": (check_store_fact, lambda: [s.case for s in L._store_hidden()], RIGHT_STORES, WRONG_STORES,
+                         4)}
+ANSWERS = {"ffn_as_sum": lambda x, W1, b1, W2, b2: sum_loop(x, W1, b1, W2, b2), "top_units": top_numpy,
+           "store_fact": store_stack}
+
+
+@pytest.mark.parametrize("exercise", HIDDEN)
+def test_under_each_secret_right_answers_pass_and_wrong_ones_are_still_named(exercise, capsys):
+    """The banks take the secrets in turn (to keep the test fast), so that each secret meets a third of the right
+    answers, in several styles, and a third of the wrong ones."""
+    check, draw, right, wrong, n_public = HIDDEN[exercise]
+    for index, fn in enumerate(right):
+        with secret(SECRETS[index % len(SECRETS)]):
+            n_hidden = len(draw())
+            ok, out = verdict(check, fn, capsys)
+        assert ok and f"all {n_public + n_hidden} cases pass, {n_hidden} of them hidden" in out, out
+    for index, (fn, diagnosis) in enumerate(wrong):
+        with secret(SECRETS[index % len(SECRETS)]):
+            ok, out = verdict(check, fn, capsys)
+        assert not ok and any(diagnosis in line for line in named(out)), out
+    assert kv.THETA == 0.5
+
+
+@pytest.mark.parametrize("exercise", HIDDEN)
+def test_a_table_of_the_cases_the_learners_copy_runs_fails_under_every_secret(exercise, capsys, monkeypatch):
+    check, _, _, _, n_public = HIDDEN[exercise]
+    forgery = memorising_forgery(check, ANSWERS[exercise], monkeypatch)
+    ok, out = verdict(check, forgery, capsys)
+    assert ok and f"all {n_public} public cases pass" in out, out                 # every public case
+    monkeypatch.setenv("FFN_GRADING", "1")
+    assert verdict(check, forgery, capsys)[0]                          # the fixed hidden cases: what it memorised
+    monkeypatch.delenv("FFN_GRADING")
+    for value in SECRETS:
+        with secret(value):
+            ok, out = verdict(check, forgery, capsys)
+        assert not ok and (ok.passed, ok.total) == (n_public, n_public + ok.hidden), out
+        assert ok.hidden >= 1 and out.count("\u2718 hidden: ") == ok.hidden, out
+
+
+@pytest.mark.parametrize("exercise", HIDDEN)
+def test_hidden_cases_are_drawn_afresh_for_each_secret_and_the_same_twice_under_one(exercise):
+    (first, again), (other, _) = drawn_twice(HIDDEN[exercise][1])
+    assert len(first) == len(again) and all(same_case(a, b) for a, b in zip(first, again))
+    assert all(case.name.startswith("hidden: ") for case in first)
+    assert not any(same_case(a, b) for a, b in zip(first, other))
+
+
+def test_the_hidden_cases_keep_their_properties_under_every_secret():
+    """What the fixed hidden cases had by their seeds, the drawn ones have by construction or by redrawing."""
+    for value in (None, *SECRETS):
+        with secret(value):
+            (writing, barely), (top,) = L._sum_hidden(), L._top_hidden()
+        d, d_ff = writing.args["W1"].shape
+        assert 3 <= d <= 7 and d + 2 <= d_ff <= 2 * d + 2 and L._units_past_d_write(writing.args)
+        a = np.maximum(barely.args["x"] @ barely.args["W1"] + barely.args["b1"], 0)
+        assert np.sum((a > 0) & (a < 1e-5)) == 1 and np.isclose(a[(a > 0) & (a < 1e-5)][0], 2e-6, rtol=1e-6)
+        assert L._top_traps(top) and top.args["k"] in (3, 4)
+        assert np.sum(np.maximum(top.args["x"] @ top.args["W1"] + top.args["b1"], 0) == 0) >= 2   # silent units

@@ -18,7 +18,7 @@ import numpy as np
 from helpers import kv_memory
 from helpers.checks._core import (Case, Mistake, Outcome, Report, a_kind, check_function, close, close_float64,
                                   fmt, not_a_function, plain_arrays, run, vector_problem)
-from helpers.checks._verdict import failed_attempts, grader, grading
+from helpers.checks._verdict import failed_attempts, grader, hidden_cases, hidden_rng
 from helpers.ffn import relu
 from helpers.kv_memory import build_memory
 from helpers.kv_memory import ffn_as_sum as _reference_sum
@@ -333,19 +333,41 @@ def _sum_cases():
     ]
 
 
-def _barely_firing(rng):
-    """Unrounded weights, and unit 2 set to fire with a = 2e-6: an answer that skips small a shows here."""
-    x, W1, b1 = rng.normal(size=5), rng.normal(size=(5, 7)), rng.normal(size=7)
-    b1[2] = 2e-6 - x @ W1[:, 2]
-    return Case("a 5 -> 7 -> 5 FFN with unrounded weights, one unit barely firing (a = 2e-6)",
-                {"x": x, "W1": W1, "b1": b1, "W2": rng.normal(size=(7, 5)), "b2": rng.normal(size=5)})
+def _barely_firing(rng, name="a 5 -> 7 -> 5 FFN with unrounded weights, one unit barely firing (a = 2e-6)",
+                   d=5, d_ff=7, unit=2):
+    """Unrounded weights, and one unit set to fire with a = 2e-6: an answer that skips small a shows here."""
+    x, W1, b1 = rng.normal(size=d), rng.normal(size=(d, d_ff)), rng.normal(size=d_ff)
+    b1[unit] = 2e-6 - x @ W1[:, unit]
+    return Case(name, {"x": x, "W1": W1, "b1": b1, "W2": rng.normal(size=(d_ff, d)), "b2": rng.normal(size=d)})
+
+
+def _random_ffn(rng, d, d_ff):
+    return {"x": rng.normal(size=d), "W1": rng.normal(size=(d, d_ff)), "b1": rng.normal(size=d_ff),
+            "W2": rng.normal(size=(d_ff, d)), "b2": rng.normal(size=d)}
+
+
+def _units_past_d_write(args) -> bool:
+    """At least two units with index >= d fire clearly (a loop over range(d) misses them) and at least one
+    unit is silent (an answer without the ReLU shows)."""
+    a = np.maximum(args["x"] @ args["W1"] + args["b1"], 0.0)
+    return int(np.sum(a[len(args["x"]):] > 0.1)) >= 2 and bool(np.any(a == 0.0))
 
 
 def _sum_hidden():
-    rng = np.random.default_rng(62)
-    return [Case("a 6 -> 10 -> 6 FFN with unrounded weights",
-                 {"x": rng.normal(size=6), "W1": rng.normal(size=(6, 10)), "b1": rng.normal(size=10),
-                  "W2": rng.normal(size=(10, 6)), "b2": rng.normal(size=6)})]
+    """Drawn when the work is graded (hidden_rng: fresh from the grading secret each run): FFNs of random
+    widths with unrounded weights, one redrawn until units past index d write and some unit is silent, the
+    other with one unit barely firing."""
+    rng = hidden_rng(62)
+    d, d2 = int(rng.integers(3, 8)), int(rng.integers(3, 8))
+    d_ff, d_ff2 = int(rng.integers(d + 2, 2 * d + 3)), int(rng.integers(d2 + 1, 11))
+    for _ in range(100):                                   # almost always the first draw
+        args = _random_ffn(rng, d, d_ff)
+        if _units_past_d_write(args):
+            break
+    return [Case("hidden: a random FFN with unrounded weights (d from 3 to 7, d_ff from d + 2 to 2d + 2), units "
+                 "past index d writing and some unit silent", args),
+            _barely_firing(rng, "hidden: a random FFN with unrounded weights (d from 3 to 7, d_ff from d + 1 to "
+                                "10), one unit barely firing (a = 2e-6)", d2, d_ff2, int(rng.integers(0, d_ff2)))]
 
 
 def _rounded_to(value, expected) -> int | None:
@@ -455,7 +477,7 @@ def check_ffn_as_sum(fn) -> bool:
     return check_function(
         "ffn_as_sum", watched, cases, _reference_sum,
         lambda value, case: _sum_problem(value, case, rule_broken, in_source), mistakes,
-        normalize=_sum_values, hidden=_sum_hidden(),
+        normalize=_sum_values, hidden=_sum_hidden,
         compare=close_float64,
         fallback_hint="print your a_k for the first failing case beside relu(x @ W1 + b1) computed in one "
                       "line; then check which slice of W2 each unit writes and that b2 is added exactly once.")
@@ -583,11 +605,41 @@ def _top_cases():
     ]
 
 
+def _top_traps(case) -> bool:
+    """What the hidden case must show, whatever its draw: more units fire than k; the k + 1 longest
+    contributions are clear of each other (no near-tie for a right answer to break another way); ranking by
+    a_j, by ||u_j|| or by |z_j| picks other units; and the L1 length picks the same units in another order than
+    largest or smallest first (so that a list sorted by the wrong length is told which pair is out of order)."""
+    x, W1, b1, W2, k = (case.args[n] for n in ("x", "W1", "b1", "W2", "k"))
+    z = x @ W1 + b1
+    a = np.maximum(z, 0.0)
+    terms = a[:, None] * W2
+    sizes = np.linalg.norm(terms, axis=1)
+    right = _rank(sizes, k)
+    longest = np.sort(sizes)[::-1][:k + 1]
+    l1 = _rank(np.abs(terms).sum(axis=1), k)
+    return (int(np.sum(a > 0)) > k and bool(np.all(-np.diff(longest) > 0.05))
+            and all(set(_rank(other, k)) != set(right) for other in (a, np.linalg.norm(W2, axis=1), np.abs(z)))
+            and set(l1) == set(right) and l1 not in (right, right[::-1]))
+
+
 def _top_hidden():
-    rng = np.random.default_rng(17)
-    return [_top_case("a 5 -> 9 -> 5 FFN with four silent units, top 4", rng,
-                      [0.3, -0.8, 1.1, 0.4, -0.2], [1.4, -0.6, 0.7, 2.2, -1.5, 0.5, -0.1, 1.9, -2.4],
-                      [1.2, 3.0, 2.5, 0.6, 1.0, 3.5, 2.0, 1.1, 0.8], 4)]
+    """Drawn when the work is graded (hidden_rng): an FFN of random widths, k and silent units, redrawn until
+    _top_traps holds (about one draw in ten does; k is 3 or 4, since with 2 the only other order is the reverse)."""
+    rng = hidden_rng(17)
+    for _ in range(1000):
+        d = int(rng.integers(3, 7))
+        d_ff = int(rng.integers(d + 4, 12))
+        k = int(rng.integers(3, min(4, d_ff - 4) + 1))
+        silent = int(rng.integers(2, d_ff - k))            # leaves at least k + 1 units firing
+        z = np.concatenate([rng.uniform(-2.5, -0.2, silent), rng.uniform(0.2, 2.5, d_ff - silent)])
+        rng.shuffle(z)
+        case = _top_case("hidden: a random FFN with silent units (d from 3 to 6, d_ff from d + 4 to 11), the top 3 "
+                         "or top 4", rng, np.round(rng.normal(size=d), 1), z,
+                         rng.uniform(0.5, 3.5, d_ff), k)
+        if _top_traps(case):
+            break
+    return [case]
 
 
 def _units_problem(value, case):
@@ -644,7 +696,7 @@ def check_top_units(fn) -> bool:
         "top_units", fn, _top_cases(), _reference_top, _units_problem, _TOP_MISTAKES,
         compare=lambda got, expected: list(got) == list(expected),
         normalize=lambda v: [int(e) for e in (v.tolist() if isinstance(v, np.ndarray) else v)],
-        hidden=_top_hidden(),
+        hidden=_top_hidden,
         fallback_hint="print one size per unit, ||a_j u_j||, for the first failing case, and check that your "
                       "indices point at the largest sizes, largest first.")
 
@@ -781,7 +833,8 @@ def _orthonormal(n, d, rng):
 
 def _store_case(name, seed, d, n, theta=THETA, lean=0.3) -> _StoreCase:
     """A memory built by build_memory, with a new fact whose key leans towards one old key (by `lean`, so
-    its cosine stays below theta) and away from another: enough to expose a missing or misplaced threshold."""
+    its cosine stays below theta) and away from another: enough to expose a missing or misplaced threshold.
+    `seed` is an int or a Generator (a hidden case's, from hidden_rng)."""
     rng = np.random.default_rng(seed)
     basis = _orthonormal(n + 2, d, rng)
     keys = basis[:n]
@@ -805,7 +858,16 @@ def _store_cases() -> list[_StoreCase]:
 
 
 def _store_hidden() -> list[_StoreCase]:
-    return [_store_case("add an 8th fact with kv.THETA set to 0.7 (d = 12)", 5, 12, 7, theta=0.7, lean=0.3)]
+    """Drawn when the work is graded (hidden_rng): a memory of random width and size, a threshold other than
+    the lesson's, and a new key that leans towards one old key by a random amount (its cosine with every old
+    key stays below 0.32, under the threshold by more than 0.1)."""
+    rng = hidden_rng(5)
+    d = int(rng.integers(8, 15))
+    n = int(rng.integers(3, d - 2))
+    theta = round(float(rng.uniform(0.6, 0.8)), 2)
+    return [_store_case("hidden: add a fact to a random memory (d from 8 to 14, 3 to d - 3 facts) with kv.THETA "
+                        "set to a random value from 0.6 to 0.8", rng, d, n, theta=theta,
+                        lean=float(rng.uniform(0.1, 0.35)))]
 
 
 def _weights_problem(value, d, n):
@@ -871,9 +933,9 @@ def check_store_fact(fn, reveal: bool = False) -> bool:
     title = "store_fact"
     if not callable(fn):
         return not_a_function(title, fn)
-    run_hidden = grading()
-    stores = _store_cases() + (_store_hidden() if run_hidden else [])
-    hidden = len(_store_hidden()) if run_hidden else 0
+    drawn = hidden_cases(_store_hidden)              # none outside grading; drawn once, for every use below
+    stores = _store_cases() + drawn
+    hidden = len(drawn)
     report = Report(title, f"checking {len(stores)} cases" + (f", {hidden} of them hidden" if hidden else "")
                     + ": the new fact is recalled, every old fact still is, and the new unit uses kv.THETA")
     report.tally.total = len(stores)
@@ -920,7 +982,7 @@ def check_store_fact(fn, reveal: bool = False) -> bool:
             report.line("Hint: compare what your new unit does with what build_memory's units do: silent up "
                         "to cosine kv.THETA (read inside your function), a = 1 on its own key.")
         _reveal_store(report, reveal)
-    return report.finish(len(stores), len(failures), hidden=hidden, hidden_skipped=not run_hidden)
+    return report.finish(len(stores), len(failures), hidden=hidden, hidden_skipped=not drawn)
 
 
 def _reference_message(references: list[str]) -> str:

@@ -217,6 +217,17 @@ def transposed_product(x, W1, b1, W2, b2):
     return W2.T @ np.maximum(W1.T @ x + b1, 0) + b2
 
 
+def copy_product(x, W1, b1, W2, b2):
+    """A trial learner's way past the watch: a copy of W2 is still all of W2."""
+    h = np.maximum(x @ W1 + b1, 0)
+    return h @ np.copy(W2) + b2
+
+
+def contiguous_product(x, W1, b1, W2, b2):
+    h = np.maximum(x @ W1 + b1, 0)
+    return h @ np.ascontiguousarray(W2) + b2
+
+
 def rounded_4(x, W1, b1, W2, b2):
     return np.round(sum_numpy(x, W1, b1, W2, b2), 4)
 
@@ -263,6 +274,8 @@ WRONG_SUMS = [
     (einsum_contracting, "Likely mistake", "W2 multiplied as a whole (h @ W2)"),
     (transposed_product, "Likely mistake", "W2 multiplied as a whole (h @ W2)"),
     (dot_method, "Likely mistake", "W2 multiplied as a whole (h @ W2)"),
+    (copy_product, "Likely mistake", "W2 multiplied as a whole (h @ W2)"),
+    (contiguous_product, "Likely mistake", "W2 multiplied as a whole (h @ W2)"),
 ]
 
 
@@ -328,6 +341,31 @@ def test_a_function_without_source_is_judged_by_the_watch_alone(capsys):
     fn = eval("lambda x, W1, b1, W2, b2: np.maximum(x @ W1 + b1, 0) @ np.asarray(W2) + b2", {"np": np})
     assert L._whole_products(fn) == []              # no source to read: nothing is claimed from it
     assert L._whole_products(sum_loop) == [] and L._whole_products(product_after_asarray)
+
+
+@pytest.mark.parametrize("product", ["np.copy(W2)", "np.ascontiguousarray(W2)", "np.asarray(W2)", "np.array(W2)",
+                                     "np.asfortranarray(W2)", "(W2 + 0)", "W2.copy()", "np.copy(W2).T.T"])
+def test_a_whole_product_with_a_copy_of_w2_is_seen_without_the_source(product, capsys):
+    """The clean grading process loads the learner's function without its source (cloudpickle), so the watch
+    alone must see a copy of W2 multiplied whole: np.copy keeps the watch, and a plain copy meets the
+    activations, which come from x, W1 and b1 (watched too), and is known by its numbers."""
+    for h in ("np.maximum(x @ W1 + b1, 0)", "np.maximum(np.asarray(x) @ W1 + b1, 0)"):
+        fn = eval(f"lambda x, W1, b1, W2, b2: {h} @ {product} + b2", {"np": np})
+        assert L._whole_products(fn) == []                  # no source: the watch is the only witness
+        ok, out = verdict(check_ffn_as_sum, fn, capsys)
+        assert not ok and "Likely mistake: W2 multiplied as a whole (h @ W2)" in out, out
+        assert "gives the right numbers by multiplying W2 as a whole matrix (h @ W2, np.dot or an einsum" in out
+
+
+def test_the_watch_on_x_w1_and_b1_is_invisible_to_right_answers():
+    """x, W1 and b1 come in as flows: what is computed from them prints and compares as plain arrays, and a
+    product of them with a copy of W2 that keeps one row per unit (np.diag) is no whole product."""
+    W2 = np.arange(6.0).reshape(3, 2).view(L._ProductWatch)
+    W2.whole, W2.summed, W2.values = (3, 2), [], np.arange(6.0).reshape(3, 2)
+    a = L._watched(np.array([1.0, 0.0, 2.0]), (), W2)
+    assert repr(a * 2) == repr(np.array([2.0, 0.0, 4.0])) and float(a @ a) == 5.0
+    assert type(np.diag(a) @ np.asarray(W2)) is L._ProductWatch and W2.summed == []
+    assert np.array_equal(a @ np.asarray(W2), [8.0, 11.0]) and W2.summed == [(2,)]
 
 
 def product_through_a_view(x, W1, b1, W2, b2):

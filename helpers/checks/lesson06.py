@@ -40,13 +40,18 @@ def _f(a):
 # hands the learner's function W2 as a _ProductWatch: the same numbers, and a record of every matrix product
 # that W2 takes part in as a whole. A product that keeps one row per unit (np.diag(a) @ W2, einsum "k,kj->kj")
 # still builds the terms; one that sums over the units (h @ W2, np.dot(h, W2), einsum "k,kj->j") does not.
+# A copy of W2 is still all of W2: np.copy keeps the watch, and a copy that drops it (np.asarray,
+# np.ascontiguousarray, np.array, W2 + 0: plain arrays) is known by its numbers when it meets the activations,
+# since x, W1 and b1 come in as watches too ("flows", whole = ()), and so does what is computed from them.
+# (The clean grading process has no source to read, so the watch must see these by itself: _whole_products.)
 _PRODUCTS = {np.dot, np.einsum, np.tensordot, np.inner, np.vdot, np.linalg.multi_dot,
              *(getattr(np, name) for name in ("matvec", "vecmat", "vecdot") if hasattr(np, name))}
 
 
 class _ProductWatch(np.ndarray):
-    whole: tuple = ()                # W2's shape (d_ff, d)
+    whole: tuple = ()                # W2's shape (d_ff, d); () on a flow (x, W1, b1 and what comes of them)
     summed: list | None = None       # the shapes of products that summed over the units
+    values: np.ndarray | None = None  # W2's numbers, to know a plain copy of it
     # So that a plain array's method h.dot(W2), which no override sees, still makes its result one of these:
     # __array_finalize__ then meets a new 1-D array of d numbers made from the whole of W2.
     __array_priority__ = 100
@@ -54,38 +59,62 @@ class _ProductWatch(np.ndarray):
     def __array_finalize__(self, obj):
         self.whole = getattr(obj, "whole", ())
         self.summed = getattr(obj, "summed", None)
+        self.values = getattr(obj, "values", None)
         if (isinstance(obj, _ProductWatch) and obj.summed is not None and obj.whole
                 and obj.shape in (obj.whole, obj.whole[::-1]) and self.base is None and self.ndim == 1
                 and self.shape[0] == obj.shape[-1] and self.shape != obj.shape):
             obj.summed.append(self.shape)
 
+    def _shapes(self) -> tuple:
+        """W2's shape and its transpose's."""
+        shape = self.whole or (self.values.shape if self.values is not None else ())
+        return shape, shape[::-1]
+
+    def _all_of_W2(self, operand) -> bool:
+        """operand is W2 as a whole: the watch itself (or its transpose, or np.copy of it), or a plain array
+        holding W2's numbers (np.asarray(W2), np.ascontiguousarray(W2), W2 + 0)."""
+        if isinstance(operand, _ProductWatch):
+            return bool(operand.whole) and operand.shape in (operand.whole, operand.whole[::-1])
+        return self.values is not None and isinstance(operand, np.ndarray) and any(
+            operand.shape == v.shape and np.array_equal(operand, v) for v in (self.values, self.values.T))
+
     def _note(self, operands, result):
         if self.summed is None:
             return
-        whole = [o for o in operands if isinstance(o, _ProductWatch) and o.whole
-                 and o.shape in (o.whole, o.whole[::-1])]
-        if whole and np.shape(result) not in (self.whole, self.whole[::-1]):
+        if any(self._all_of_W2(o) for o in operands) and np.shape(result) not in self._shapes():
             self.summed.append(np.shape(result))
 
+    def _flowing(self, operands, result, out=False):
+        """result as a flow when a flow went into it (so that a product of the activations with a plain copy of
+        W2 is seen); else, and for results written into `out`, as it is."""
+        if (out or not isinstance(result, np.ndarray) or type(result) is not np.ndarray or not result.ndim
+                or not any(isinstance(o, _ProductWatch) and not o.whole and o.summed is not None
+                           for o in operands)):
+            return result
+        return _watched(result, (), self)
+
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
-        if "out" in kwargs:
+        out = "out" in kwargs
+        if out:
             kwargs["out"] = _plain(kwargs["out"])
         result = getattr(ufunc, method)(*_plain(inputs), **kwargs)
         if ufunc is np.matmul and method == "__call__":
             self._note(inputs, result)
-        return result
+        return self._flowing(inputs, result, out)
 
     def __array_function__(self, func, types, args, kwargs):
         result = func(*_plain(args), **_plain(kwargs))
+        flat = [a for arg in args for a in (arg if isinstance(arg, (list, tuple)) else [arg])]
         if func in _PRODUCTS:
-            flat = [a for arg in args for a in (arg if isinstance(arg, (list, tuple)) else [arg])]
             self._note(flat, result)
-        return result
+        if func is np.copy and isinstance(args[0], _ProductWatch) and self._all_of_W2(args[0]):
+            return _watched(result, args[0].whole, self)            # a copy of W2 is still all of W2
+        return self._flowing(flat, result, "out" in kwargs)
 
     def dot(self, other, out=None):
         result = np.dot(self.view(np.ndarray), _plain(other), out=_plain(out))
-        self._note([self], result)
-        return result
+        self._note([self, other], result)
+        return self._flowing([self, other], result, out is not None)
 
     def take(self, *args, **kwargs):     # a row taken out is not a product
         return self.view(np.ndarray).take(*args, **kwargs)
@@ -95,6 +124,13 @@ class _ProductWatch(np.ndarray):
 
     def __str__(self):
         return str(self.view(np.ndarray))
+
+
+def _watched(array: np.ndarray, whole: tuple, record: _ProductWatch) -> _ProductWatch:
+    """array as a _ProductWatch that writes to `record`'s list: W2 itself (whole, its shape) or a flow (())."""
+    view = array.view(_ProductWatch)
+    view.whole, view.summed, view.values = whole, record.summed, record.values
+    return view
 
 
 def _plain(value):
@@ -225,7 +261,8 @@ def _watching(fn: Callable, in_source: bool = False) -> Callable:
     def ffn_as_sum(x, W1, b1, W2, b2):
         watched = W2.view(_ProductWatch) if isinstance(W2, np.ndarray) and W2.ndim == 2 else W2
         if isinstance(watched, _ProductWatch):
-            watched.whole, watched.summed = W2.shape, []
+            watched.whole, watched.summed, watched.values = W2.shape, [], np.array(W2)
+            x, W1, b1 = (_watched(v, (), watched) if isinstance(v, np.ndarray) else v for v in (x, W1, b1))
         value = fn(x, W1, b1, watched, b2)
         if in_source or (isinstance(watched, _ProductWatch) and watched.summed):
             return _SummedWithAProduct(_plain(value))

@@ -1,7 +1,8 @@
 """Lesson 05's graders against banks of right and wrong answers."""
 import numpy as np
 import pytest
-from hidden_draws import SECRETS, drawn_twice, memorising_forgery, same_case, secret
+from hidden_draws import (SECRETS, assert_a_memorising_forgery_fails_under_secrets,
+                          assert_banks_pass_and_fail_under_secrets, assert_drawn_afresh_for_each_secret, secret)
 
 from helpers.and_not import DETECTOR
 from helpers.checks import _verdict, check_collapse, check_detector_weights, check_residual_collapse, lesson05
@@ -466,43 +467,18 @@ def bank(test):
 @pytest.mark.parametrize("check, draw, right, wrong, n_public", HIDDEN, ids=IDS)
 def test_under_each_secret_right_answers_pass_and_wrong_ones_are_still_named(check, draw, right, wrong, n_public,
                                                                               capsys):
-    """Every right answer under each secret; the wrong ones (slower: each failure runs every mutant) take the
-    secrets in turn, so that each secret meets a third of the bank."""
-    for value in SECRETS:
-        with secret(value):
-            n_hidden = len(draw())
-            for fn in right:
-                assert check(fn), capsys.readouterr().out
-                assert f"all {n_public + n_hidden} cases pass, {n_hidden} of them hidden" in capsys.readouterr().out
-    for index, (fn, named) in enumerate(bank(wrong)):
-        with secret(SECRETS[index % len(SECRETS)]):
-            assert not check(fn)
-        assert named in capsys.readouterr().out, named
+    assert_banks_pass_and_fail_under_secrets(check, draw, right, bank(wrong), n_public, capsys)
 
 
 @pytest.mark.parametrize("check, draw, right, wrong, n_public", HIDDEN, ids=IDS)
 def test_a_table_of_the_cases_the_learners_copy_runs_fails_under_every_secret(check, draw, right, wrong, n_public,
                                                                                capsys, monkeypatch):
-    forgery = memorising_forgery(check, right[0], monkeypatch)
-    verdict = check(forgery)
-    assert verdict and f"all {n_public} public cases pass" in capsys.readouterr().out   # every public case
-    monkeypatch.setenv("FFN_GRADING", "1")
-    assert check(forgery)                                        # the fixed hidden cases: what it memorised
-    monkeypatch.delenv("FFN_GRADING")
-    for value in SECRETS:
-        with secret(value):
-            verdict = check(forgery)
-        out = capsys.readouterr().out
-        assert not verdict and (verdict.passed, verdict.total) == (n_public, n_public + verdict.hidden), out
-        assert verdict.hidden >= 2 and out.count("\u2718 hidden: ") == verdict.hidden, out
+    assert_a_memorising_forgery_fails_under_secrets(check, right[0], n_public, capsys, monkeypatch)
 
 
 @pytest.mark.parametrize("draw", [lesson05._collapse_hidden, lesson05._residual_hidden], ids=IDS)
 def test_hidden_cases_are_drawn_afresh_for_each_secret_and_the_same_twice_under_one(draw):
-    (first, again), (other, _) = drawn_twice(draw)
-    assert len(first) == len(again) and all(same_case(a, b) for a, b in zip(first, again))
-    assert all(case.name.startswith("hidden: ") for case in first)
-    assert not any(same_case(a, b) for a, b in zip(first, other))
+    assert_drawn_afresh_for_each_secret(draw)
 
 
 def test_the_hidden_cases_keep_their_kinds_under_every_secret():

@@ -5,7 +5,8 @@ import math
 
 import numpy as np
 import pytest
-from hidden_draws import SECRETS, drawn_twice, memorising_forgery, same_case, secret
+from hidden_draws import (SECRETS, assert_a_memorising_forgery_fails_under_secrets,
+                          assert_banks_pass_and_fail_under_secrets, assert_drawn_afresh_for_each_secret, secret)
 
 from helpers import kv_memory as kv
 from helpers.checks import _verdict, check_ffn_as_sum, check_store_fact, check_top_units
@@ -1264,43 +1265,19 @@ ANSWERS = {"ffn_as_sum": lambda x, W1, b1, W2, b2: sum_loop(x, W1, b1, W2, b2), 
 
 @pytest.mark.parametrize("exercise", HIDDEN)
 def test_under_each_secret_right_answers_pass_and_wrong_ones_are_still_named(exercise, capsys):
-    """The banks take the secrets in turn (to keep the test fast), so that each secret meets a third of the right
-    answers, in several styles, and a third of the wrong ones."""
-    check, draw, right, wrong, n_public = HIDDEN[exercise]
-    for index, fn in enumerate(right):
-        with secret(SECRETS[index % len(SECRETS)]):
-            n_hidden = len(draw())
-            ok, out = verdict(check, fn, capsys)
-        assert ok and f"all {n_public + n_hidden} cases pass, {n_hidden} of them hidden" in out, out
-    for index, (fn, diagnosis) in enumerate(wrong):
-        with secret(SECRETS[index % len(SECRETS)]):
-            ok, out = verdict(check, fn, capsys)
-        assert not ok and any(diagnosis in line for line in named(out)), out
+    assert_banks_pass_and_fail_under_secrets(*HIDDEN[exercise], capsys, shown=lambda out: "\n".join(named(out)))
     assert kv.THETA == 0.5
 
 
 @pytest.mark.parametrize("exercise", HIDDEN)
 def test_a_table_of_the_cases_the_learners_copy_runs_fails_under_every_secret(exercise, capsys, monkeypatch):
     check, _, _, _, n_public = HIDDEN[exercise]
-    forgery = memorising_forgery(check, ANSWERS[exercise], monkeypatch)
-    ok, out = verdict(check, forgery, capsys)
-    assert ok and f"all {n_public} public cases pass" in out, out                 # every public case
-    monkeypatch.setenv("FFN_GRADING", "1")
-    assert verdict(check, forgery, capsys)[0]                          # the fixed hidden cases: what it memorised
-    monkeypatch.delenv("FFN_GRADING")
-    for value in SECRETS:
-        with secret(value):
-            ok, out = verdict(check, forgery, capsys)
-        assert not ok and (ok.passed, ok.total) == (n_public, n_public + ok.hidden), out
-        assert ok.hidden >= 1 and out.count("\u2718 hidden: ") == ok.hidden, out
+    assert_a_memorising_forgery_fails_under_secrets(check, ANSWERS[exercise], n_public, capsys, monkeypatch)
 
 
 @pytest.mark.parametrize("exercise", HIDDEN)
 def test_hidden_cases_are_drawn_afresh_for_each_secret_and_the_same_twice_under_one(exercise):
-    (first, again), (other, _) = drawn_twice(HIDDEN[exercise][1])
-    assert len(first) == len(again) and all(same_case(a, b) for a, b in zip(first, again))
-    assert all(case.name.startswith("hidden: ") for case in first)
-    assert not any(same_case(a, b) for a, b in zip(first, other))
+    assert_drawn_afresh_for_each_secret(HIDDEN[exercise][1])
 
 
 def test_the_hidden_cases_keep_their_properties_under_every_secret():

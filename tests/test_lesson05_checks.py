@@ -1,6 +1,8 @@
 """Lesson 05's graders against banks of right and wrong answers."""
 import numpy as np
 import pytest
+from hidden_draws import (SECRETS, assert_a_memorising_forgery_fails_under_secrets,
+                          assert_banks_pass_and_fail_under_secrets, assert_drawn_afresh_for_each_secret, secret)
 
 from helpers.and_not import DETECTOR
 from helpers.checks import _verdict, check_collapse, check_detector_weights, check_residual_collapse, lesson05
@@ -43,7 +45,7 @@ def collapse_by_probing(W1, b1, W2, b2):
 @pytest.mark.parametrize("fn", [collapse_numpy, collapse_loops, collapse_einsum, collapse_by_probing])
 def test_collapse_accepts_correct_styles(fn, capsys):
     assert check_collapse(fn), capsys.readouterr().out
-    assert "all 4 cases pass" in capsys.readouterr().out
+    assert "all 4 public cases pass" in capsys.readouterr().out
 
 
 @pytest.mark.parametrize("fn, named", [
@@ -445,3 +447,53 @@ def test_residual_collapse_rounded_to_six_decimals_fails(capsys):
     """Three-decimal weights make six-decimal products: the unrounded case is what shows the rounding."""
     assert not check_residual_collapse(lambda W1, W2: np.round(np.eye(W1.shape[0]) + W1 @ W2, 6))
     assert "✘ d = 3, d_ff = 5, unrounded weights" in capsys.readouterr().out
+
+
+# ---- hidden cases: drawn at grading time from the grading secret, so no table of cases passes ------------------
+COLLAPSE_RIGHT = [collapse_numpy, collapse_loops, collapse_einsum, collapse_by_probing]
+RESIDUAL_RIGHT = [residual_numpy, residual_loops, residual_by_probing, residual_diagonal_added,
+                  residual_identity_from_W2]
+HIDDEN = [(check_collapse, lesson05._collapse_hidden, COLLAPSE_RIGHT, test_collapse_names_the_mistake, 4),
+          (check_residual_collapse, lesson05._residual_hidden, RESIDUAL_RIGHT,
+           test_residual_collapse_names_the_mistake, 5)]
+IDS = ["collapse", "residual_collapse"]
+
+
+def bank(test):
+    """The (wrong answer, named mistake) pairs of a parametrized bank test."""
+    return next(m for m in test.pytestmark if m.name == "parametrize").args[1]
+
+
+@pytest.mark.parametrize("check, draw, right, wrong, n_public", HIDDEN, ids=IDS)
+def test_under_each_secret_right_answers_pass_and_wrong_ones_are_still_named(check, draw, right, wrong, n_public,
+                                                                              capsys):
+    assert_banks_pass_and_fail_under_secrets(check, draw, right, bank(wrong), n_public, capsys)
+
+
+@pytest.mark.parametrize("check, draw, right, wrong, n_public", HIDDEN, ids=IDS)
+def test_a_table_of_the_cases_the_learners_copy_runs_fails_under_every_secret(check, draw, right, wrong, n_public,
+                                                                               capsys, monkeypatch):
+    assert_a_memorising_forgery_fails_under_secrets(check, right[0], n_public, capsys, monkeypatch)
+
+
+@pytest.mark.parametrize("draw", [lesson05._collapse_hidden, lesson05._residual_hidden], ids=IDS)
+def test_hidden_cases_are_drawn_afresh_for_each_secret_and_the_same_twice_under_one(draw):
+    assert_drawn_afresh_for_each_secret(draw)
+
+
+def test_the_hidden_cases_keep_their_kinds_under_every_secret():
+    """Sizes are drawn, within what each case's name says; the bottleneck stays a bottleneck."""
+    for value in (None, *SECRETS):
+        with secret(value):
+            (layers, wide), (expanding, bottleneck) = lesson05._collapse_hidden(), lesson05._residual_hidden()
+        for case in (layers, wide):
+            W1, b1, W2, b2 = (case.args[n] for n in ("W1", "b1", "W2", "b2"))
+            assert W1.shape[1] == len(b1) == W2.shape[0] and W2.shape[1] == len(b2)
+            assert np.any(np.abs(W1 - np.round(W1, 6)) > 0)                 # unrounded
+        assert all(1 <= n <= 6 for n in layers.args["W1"].shape + layers.args["W2"].shape[1:])
+        d_in, d_hidden, d_out = wide.args["W1"].shape + wide.args["W2"].shape[1:]
+        assert 7 <= d_hidden <= 12 and 2 <= d_in <= 5 and 2 <= d_out <= 5 and d_in != d_out
+        d, d_ff = expanding.args["W1"].shape
+        assert 2 <= d <= 6 and d + 1 <= d_ff <= 2 * d + 2 and expanding.args["W2"].shape == (d_ff, d)
+        d, d_ff = bottleneck.args["W1"].shape
+        assert 3 <= d <= 7 and 1 <= d_ff < d and bottleneck.args["W2"].shape == (d_ff, d)

@@ -5,6 +5,8 @@ import math
 
 import numpy as np
 import pytest
+from hidden_draws import (SECRETS, assert_a_memorising_forgery_fails_under_secrets,
+                          assert_banks_pass_and_fail_under_secrets, assert_drawn_afresh_for_each_secret, secret)
 
 from helpers import kv_memory as kv
 from helpers.checks import _verdict, check_ffn_as_sum, check_store_fact, check_top_units
@@ -120,7 +122,7 @@ def test_correct_sums_pass_the_hidden_case_when_graded(monkeypatch, capsys):
     monkeypatch.setenv("FFN_GRADING", "1")
     for fn in RIGHT_SUMS:
         ok, out = verdict(check_ffn_as_sum, fn, capsys)
-        assert ok and "all 7 cases pass, 1 of them hidden" in out, out
+        assert ok and "all 8 cases pass, 2 of them hidden" in out, out
 
 
 def rows_of_W1(x, W1, b1, W2, b2):
@@ -216,6 +218,17 @@ def transposed_product(x, W1, b1, W2, b2):
     return W2.T @ np.maximum(W1.T @ x + b1, 0) + b2
 
 
+def copy_product(x, W1, b1, W2, b2):
+    """A trial learner's way past the watch: a copy of W2 is still all of W2."""
+    h = np.maximum(x @ W1 + b1, 0)
+    return h @ np.copy(W2) + b2
+
+
+def contiguous_product(x, W1, b1, W2, b2):
+    h = np.maximum(x @ W1 + b1, 0)
+    return h @ np.ascontiguousarray(W2) + b2
+
+
 def rounded_4(x, W1, b1, W2, b2):
     return np.round(sum_numpy(x, W1, b1, W2, b2), 4)
 
@@ -262,6 +275,8 @@ WRONG_SUMS = [
     (einsum_contracting, "Likely mistake", "W2 multiplied as a whole (h @ W2)"),
     (transposed_product, "Likely mistake", "W2 multiplied as a whole (h @ W2)"),
     (dot_method, "Likely mistake", "W2 multiplied as a whole (h @ W2)"),
+    (copy_product, "Likely mistake", "W2 multiplied as a whole (h @ W2)"),
+    (contiguous_product, "Likely mistake", "W2 multiplied as a whole (h @ W2)"),
 ]
 
 
@@ -327,6 +342,31 @@ def test_a_function_without_source_is_judged_by_the_watch_alone(capsys):
     fn = eval("lambda x, W1, b1, W2, b2: np.maximum(x @ W1 + b1, 0) @ np.asarray(W2) + b2", {"np": np})
     assert L._whole_products(fn) == []              # no source to read: nothing is claimed from it
     assert L._whole_products(sum_loop) == [] and L._whole_products(product_after_asarray)
+
+
+@pytest.mark.parametrize("product", ["np.copy(W2)", "np.ascontiguousarray(W2)", "np.asarray(W2)", "np.array(W2)",
+                                     "np.asfortranarray(W2)", "(W2 + 0)", "W2.copy()", "np.copy(W2).T.T"])
+def test_a_whole_product_with_a_copy_of_w2_is_seen_without_the_source(product, capsys):
+    """The clean grading process loads the learner's function without its source (cloudpickle), so the watch
+    alone must see a copy of W2 multiplied whole: np.copy keeps the watch, and a plain copy meets the
+    activations, which come from x, W1 and b1 (watched too), and is known by its numbers."""
+    for h in ("np.maximum(x @ W1 + b1, 0)", "np.maximum(np.asarray(x) @ W1 + b1, 0)"):
+        fn = eval(f"lambda x, W1, b1, W2, b2: {h} @ {product} + b2", {"np": np})
+        assert L._whole_products(fn) == []                  # no source: the watch is the only witness
+        ok, out = verdict(check_ffn_as_sum, fn, capsys)
+        assert not ok and "Likely mistake: W2 multiplied as a whole (h @ W2)" in out, out
+        assert "gives the right numbers by multiplying W2 as a whole matrix (h @ W2, np.dot or an einsum" in out
+
+
+def test_the_watch_on_x_w1_and_b1_is_invisible_to_right_answers():
+    """x, W1 and b1 come in as flows: what is computed from them prints and compares as plain arrays, and a
+    product of them with a copy of W2 that keeps one row per unit (np.diag) is no whole product."""
+    W2 = np.arange(6.0).reshape(3, 2).view(L._ProductWatch)
+    W2.whole, W2.summed, W2.values = (3, 2), [], np.arange(6.0).reshape(3, 2)
+    a = L._watched(np.array([1.0, 0.0, 2.0]), (), W2)
+    assert repr(a * 2) == repr(np.array([2.0, 0.0, 4.0])) and float(a @ a) == 5.0
+    assert type(np.diag(a) @ np.asarray(W2)) is L._ProductWatch and W2.summed == []
+    assert np.array_equal(a @ np.asarray(W2), [8.0, 11.0]) and W2.summed == [(2,)]
 
 
 def product_through_a_view(x, W1, b1, W2, b2):
@@ -760,12 +800,14 @@ def test_the_right_units_in_another_order_are_named(capsys):
 def test_a_list_sorted_by_another_length_is_not_told_to_sort(monkeypatch, capsys):
     """On the hidden case the L1 ranking picks the right units in another order: the message says which pair
     is out of order by the Euclidean length, not only "list them largest first" (the list was sorted)."""
-    monkeypatch.setenv("FFN_GRADING", "1")
-    ok, out = verdict(check_top_units, top_l1, capsys)
-    hidden = next(line for line in out.splitlines() if "top 4" in line)
-    assert not ok and "the right units in another order, [7, 5, 0, 2]: unit 0 comes before unit 2" in hidden
-    assert "check the key you sorted by" in hidden
-    assert "Likely mistake: the length measured with the sum of absolute values (L1)" in out
+    for value in (None, *SECRETS):
+        with secret(value):
+            monkeypatch.setenv("FFN_GRADING", "1")
+            ok, out = verdict(check_top_units, top_l1, capsys)
+        hidden = next(line for line in out.splitlines() if "hidden: " in line)
+        assert not ok and "the right units in another order" in hidden and "comes before unit" in hidden, out
+        assert "check the key you sorted by" in hidden
+        assert "Likely mistake: the length measured with the sum of absolute values (L1)" in out
 
 
 def test_the_shaped_case_tells_the_euclidean_length_from_l1_and_max():
@@ -1159,11 +1201,18 @@ def test_store_fact_stub_exception_none_and_mutation(capsys):
 
 
 def test_store_cases_keep_old_keys_below_the_threshold_and_probes_orthogonal_to_them():
-    for store in L._store_cases() + L._store_hidden():
+    drawn = []
+    for value in (None, *SECRETS):
+        with secret(value):
+            drawn += L._store_hidden()
+    for store in L._store_cases() + drawn:
         keys, new = store.queries[:-1], store.queries[-1]
         assert np.all(keys @ new < store.theta - 0.1)                     # the new key is a fair new fact
         assert np.allclose(store.probes @ new, store.cosines)
         assert np.all(np.abs(store.probes @ keys.T) < store.theta)        # old units stay silent for probes
+    for store in drawn:                                                   # a threshold other than the lesson's
+        d, n = store.case.args["W1"].shape
+        assert 0.6 <= store.theta <= 0.8 and 8 <= d <= 14 and 3 <= n <= d - 3, (store.theta, d, n)
 
 
 # --------------------------------------------------------------------------------------------------------
@@ -1195,3 +1244,50 @@ def test_top_units_with_b1_left_out_is_named(capsys):
         return [int(j) for j in np.argsort(-sizes, kind="stable")[:k]]
     ok, out = verdict(check_top_units, top_units, capsys)
     assert not ok and "b1 left out of the activations" in out, out
+
+
+# --------------------------------------------------------------------------------------------------------
+# Hidden cases: drawn at grading time from the grading secret, so no table of cases passes
+# --------------------------------------------------------------------------------------------------------
+WRONG_STORES = [(fn, diagnosis) for fn, diagnosis, _ in
+                 next(m for m in test_each_wrong_store_fact_gets_its_own_diagnosis.pytestmark
+                      if m.name == "parametrize").args[1]]
+WRONG_TOPS = next(m for m in test_each_wrong_top_units_gets_its_own_diagnosis.pytestmark
+                  if m.name == "parametrize").args[1]
+HIDDEN = {"ffn_as_sum": (check_ffn_as_sum, lambda: L._sum_hidden(), RIGHT_SUMS,
+                         [(fn, diagnosis) for fn, _, diagnosis in WRONG_SUMS], 6),
+          "top_units": (check_top_units, lambda: L._top_hidden(), RIGHT_TOPS, WRONG_TOPS, 5),
+          "store_fact": (check_store_fact, lambda: [s.case for s in L._store_hidden()], RIGHT_STORES, WRONG_STORES,
+                         4)}
+ANSWERS = {"ffn_as_sum": lambda x, W1, b1, W2, b2: sum_loop(x, W1, b1, W2, b2), "top_units": top_numpy,
+           "store_fact": store_stack}
+
+
+@pytest.mark.parametrize("exercise", HIDDEN)
+def test_under_each_secret_right_answers_pass_and_wrong_ones_are_still_named(exercise, capsys):
+    assert_banks_pass_and_fail_under_secrets(*HIDDEN[exercise], capsys, shown=lambda out: "\n".join(named(out)))
+    assert kv.THETA == 0.5
+
+
+@pytest.mark.parametrize("exercise", HIDDEN)
+def test_a_table_of_the_cases_the_learners_copy_runs_fails_under_every_secret(exercise, capsys, monkeypatch):
+    check, _, _, _, n_public = HIDDEN[exercise]
+    assert_a_memorising_forgery_fails_under_secrets(check, ANSWERS[exercise], n_public, capsys, monkeypatch)
+
+
+@pytest.mark.parametrize("exercise", HIDDEN)
+def test_hidden_cases_are_drawn_afresh_for_each_secret_and_the_same_twice_under_one(exercise):
+    assert_drawn_afresh_for_each_secret(HIDDEN[exercise][1])
+
+
+def test_the_hidden_cases_keep_their_properties_under_every_secret():
+    """What the fixed hidden cases had by their seeds, the drawn ones have by construction or by redrawing."""
+    for value in (None, *SECRETS):
+        with secret(value):
+            (writing, barely), (top,) = L._sum_hidden(), L._top_hidden()
+        d, d_ff = writing.args["W1"].shape
+        assert 3 <= d <= 7 and d + 2 <= d_ff <= 2 * d + 2 and L._units_past_d_write(writing.args)
+        a = np.maximum(barely.args["x"] @ barely.args["W1"] + barely.args["b1"], 0)
+        assert np.sum((a > 0) & (a < 1e-5)) == 1 and np.isclose(a[(a > 0) & (a < 1e-5)][0], 2e-6, rtol=1e-6)
+        assert L._top_traps(top) and top.args["k"] in (3, 4)
+        assert np.sum(np.maximum(top.args["x"] @ top.args["W1"] + top.args["b1"], 0) == 0) >= 2   # silent units

@@ -9,7 +9,7 @@ import numpy as np
 from helpers.and_not import INPUTS, TARGET
 from helpers.checks._core import (Case, Mistake, Report, a_kind, check_function, close, close_float64, fmt,
                                   not_a_function, plural, run)
-from helpers.checks._verdict import current_tally, failed_attempts, grader
+from helpers.checks._verdict import current_tally, failed_attempts, grader, hidden_rng
 
 __all__ = ["check_collapse", "check_residual_collapse", "check_detector_weights"]
 
@@ -140,6 +140,22 @@ def _collapse_cases():
     return cases
 
 
+def _collapse_hidden():
+    """Drawn when the work is graded (hidden_rng: fresh from the grading secret each run), so that no table of
+    cases passes: layers of random widths with unrounded weights."""
+    rng = hidden_rng(56)
+    d_in, d_hidden, d_out = (int(n) for n in rng.integers(1, 7, size=3))
+    wide_in = int(rng.integers(2, 6))
+    wide_out = 2 + (wide_in - 2 + int(rng.integers(1, 4))) % 4          # 2 to 5, never wide_in
+    wide = (wide_in, int(rng.integers(7, 13)), wide_out)
+    return [Case(name, {"W1": rng.normal(size=(a, h)), "b1": rng.normal(size=h),
+                        "W2": rng.normal(size=(h, c)), "b2": rng.normal(size=c)})
+            for name, (a, h, c) in (
+                ("hidden: random layers, each width from 1 to 6, unrounded weights", (d_in, d_hidden, d_out)),
+                ("hidden: a random wide hidden layer (d_hidden from 7 to 12, d_in and d_out from 2 to 5 and "
+                 "not equal), unrounded weights", wide))]
+
+
 class _NotThisMistake(Exception):
     """Raised by a probing mutant when the learner did not make its mistake on a case (it then matches nothing)."""
 
@@ -221,7 +237,7 @@ def check_collapse(fn) -> bool:
     rounded = [_rounding_mistake(fn, _collapse_reference, lambda v: tuple(v))] if callable(fn) else []
     return check_function(
         "collapse", fn, _collapse_cases(), _collapse_reference, _collapse_problem, _COLLAPSE_MISTAKES + rounded,
-        compare=_pair_close, normalize=_as_pair, describe=_describe_pair,
+        compare=_pair_close, normalize=_as_pair, describe=_describe_pair, hidden=_collapse_hidden,
         fallback_hint="expand (x @ W1 + b1) @ W2 + b2 into x @ (something) + (something else) and return both.")
 
 
@@ -294,6 +310,22 @@ def _residual_cases():
     ]
 
 
+def _residual_hidden():
+    """Drawn when the work is graded (hidden_rng), unrounded: an expanding block and a bottleneck (d_ff < d,
+    where the identity's size is the larger side of W1), each of random widths."""
+    rng = hidden_rng(57)
+    d = int(rng.integers(2, 7))
+    d_ff = int(rng.integers(d + 1, 2 * d + 3))
+    d_small = int(rng.integers(3, 8))
+    d_ff_small = int(rng.integers(1, d_small))
+    return [Case(name, {"W1": rng.normal(size=(width, units)), "W2": rng.normal(size=(units, width))})
+            for name, (width, units) in (
+                ("hidden: a random expanding block (d from 2 to 6, d_ff from d + 1 to 2d + 2), unrounded weights",
+                 (d, d_ff)),
+                ("hidden: a random bottleneck (d from 3 to 7, d_ff from 1 to d - 1), unrounded weights",
+                 (d_small, d_ff_small)))]
+
+
 def _residual_problem(value: Any, case: Case) -> str | None:
     d, d_ff = case.args["W1"].shape
     if value is None:
@@ -310,7 +342,7 @@ def check_residual_collapse(fn) -> bool:
     rounded = [_rounding_mistake(fn, _residual_reference, lambda v: (v,))] if callable(fn) else []
     return check_function(
         "residual_collapse", fn, _residual_cases(), _residual_reference, _residual_problem,
-        _RESIDUAL_MISTAKES + rounded,
+        _RESIDUAL_MISTAKES + rounded, hidden=_residual_hidden,
         normalize=lambda v: np.asarray(v, dtype=float),
         compare=close_float64,
         fallback_hint="write x itself as x @ I, then factor x out of x @ I + x @ W1 @ W2.")

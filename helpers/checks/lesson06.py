@@ -18,7 +18,7 @@ import numpy as np
 from helpers import kv_memory
 from helpers.checks._core import (Case, Mistake, Outcome, Report, a_kind, check_function, close, close_float64,
                                   fmt, not_a_function, plain_arrays, run, vector_problem)
-from helpers.checks._verdict import failed_attempts, grader, grading
+from helpers.checks._verdict import failed_attempts, grader, hidden_cases, hidden_rng
 from helpers.ffn import relu
 from helpers.kv_memory import build_memory
 from helpers.kv_memory import ffn_as_sum as _reference_sum
@@ -40,13 +40,18 @@ def _f(a):
 # hands the learner's function W2 as a _ProductWatch: the same numbers, and a record of every matrix product
 # that W2 takes part in as a whole. A product that keeps one row per unit (np.diag(a) @ W2, einsum "k,kj->kj")
 # still builds the terms; one that sums over the units (h @ W2, np.dot(h, W2), einsum "k,kj->j") does not.
+# A copy of W2 is still all of W2: np.copy keeps the watch, and a copy that drops it (np.asarray,
+# np.ascontiguousarray, np.array, W2 + 0: plain arrays) is known by its numbers when it meets the activations,
+# since x, W1 and b1 come in as watches too ("flows", whole = ()), and so does what is computed from them.
+# (The clean grading process has no source to read, so the watch must see these by itself: _whole_products.)
 _PRODUCTS = {np.dot, np.einsum, np.tensordot, np.inner, np.vdot, np.linalg.multi_dot,
              *(getattr(np, name) for name in ("matvec", "vecmat", "vecdot") if hasattr(np, name))}
 
 
 class _ProductWatch(np.ndarray):
-    whole: tuple = ()                # W2's shape (d_ff, d)
+    whole: tuple = ()                # W2's shape (d_ff, d); () on a flow (x, W1, b1 and what comes of them)
     summed: list | None = None       # the shapes of products that summed over the units
+    values: np.ndarray | None = None  # W2's numbers, to know a plain copy of it
     # So that a plain array's method h.dot(W2), which no override sees, still makes its result one of these:
     # __array_finalize__ then meets a new 1-D array of d numbers made from the whole of W2.
     __array_priority__ = 100
@@ -54,38 +59,62 @@ class _ProductWatch(np.ndarray):
     def __array_finalize__(self, obj):
         self.whole = getattr(obj, "whole", ())
         self.summed = getattr(obj, "summed", None)
+        self.values = getattr(obj, "values", None)
         if (isinstance(obj, _ProductWatch) and obj.summed is not None and obj.whole
                 and obj.shape in (obj.whole, obj.whole[::-1]) and self.base is None and self.ndim == 1
                 and self.shape[0] == obj.shape[-1] and self.shape != obj.shape):
             obj.summed.append(self.shape)
 
+    def _shapes(self) -> tuple:
+        """W2's shape and its transpose's."""
+        shape = self.whole or (self.values.shape if self.values is not None else ())
+        return shape, shape[::-1]
+
+    def _all_of_W2(self, operand) -> bool:
+        """operand is W2 as a whole: the watch itself (or its transpose, or np.copy of it), or a plain array
+        holding W2's numbers (np.asarray(W2), np.ascontiguousarray(W2), W2 + 0)."""
+        if isinstance(operand, _ProductWatch):
+            return bool(operand.whole) and operand.shape in (operand.whole, operand.whole[::-1])
+        return self.values is not None and isinstance(operand, np.ndarray) and any(
+            operand.shape == v.shape and np.array_equal(operand, v) for v in (self.values, self.values.T))
+
     def _note(self, operands, result):
         if self.summed is None:
             return
-        whole = [o for o in operands if isinstance(o, _ProductWatch) and o.whole
-                 and o.shape in (o.whole, o.whole[::-1])]
-        if whole and np.shape(result) not in (self.whole, self.whole[::-1]):
+        if any(self._all_of_W2(o) for o in operands) and np.shape(result) not in self._shapes():
             self.summed.append(np.shape(result))
 
+    def _flowing(self, operands, result, out=False):
+        """result as a flow when a flow went into it (so that a product of the activations with a plain copy of
+        W2 is seen); else, and for results written into `out`, as it is."""
+        if (out or not isinstance(result, np.ndarray) or type(result) is not np.ndarray or not result.ndim
+                or not any(isinstance(o, _ProductWatch) and not o.whole and o.summed is not None
+                           for o in operands)):
+            return result
+        return _watched(result, (), self)
+
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
-        if "out" in kwargs:
+        out = "out" in kwargs
+        if out:
             kwargs["out"] = _plain(kwargs["out"])
         result = getattr(ufunc, method)(*_plain(inputs), **kwargs)
         if ufunc is np.matmul and method == "__call__":
             self._note(inputs, result)
-        return result
+        return self._flowing(inputs, result, out)
 
     def __array_function__(self, func, types, args, kwargs):
         result = func(*_plain(args), **_plain(kwargs))
+        flat = [a for arg in args for a in (arg if isinstance(arg, (list, tuple)) else [arg])]
         if func in _PRODUCTS:
-            flat = [a for arg in args for a in (arg if isinstance(arg, (list, tuple)) else [arg])]
             self._note(flat, result)
-        return result
+        if func is np.copy and isinstance(args[0], _ProductWatch) and self._all_of_W2(args[0]):
+            return _watched(result, args[0].whole, self)            # a copy of W2 is still all of W2
+        return self._flowing(flat, result, "out" in kwargs)
 
     def dot(self, other, out=None):
         result = np.dot(self.view(np.ndarray), _plain(other), out=_plain(out))
-        self._note([self], result)
-        return result
+        self._note([self, other], result)
+        return self._flowing([self, other], result, out is not None)
 
     def take(self, *args, **kwargs):     # a row taken out is not a product
         return self.view(np.ndarray).take(*args, **kwargs)
@@ -95,6 +124,13 @@ class _ProductWatch(np.ndarray):
 
     def __str__(self):
         return str(self.view(np.ndarray))
+
+
+def _watched(array: np.ndarray, whole: tuple, record: _ProductWatch) -> _ProductWatch:
+    """array as a _ProductWatch that writes to `record`'s list: W2 itself (whole, its shape) or a flow (())."""
+    view = array.view(_ProductWatch)
+    view.whole, view.summed, view.values = whole, record.summed, record.values
+    return view
 
 
 def _plain(value):
@@ -225,7 +261,8 @@ def _watching(fn: Callable, in_source: bool = False) -> Callable:
     def ffn_as_sum(x, W1, b1, W2, b2):
         watched = W2.view(_ProductWatch) if isinstance(W2, np.ndarray) and W2.ndim == 2 else W2
         if isinstance(watched, _ProductWatch):
-            watched.whole, watched.summed = W2.shape, []
+            watched.whole, watched.summed, watched.values = W2.shape, [], np.array(W2)
+            x, W1, b1 = (_watched(v, (), watched) if isinstance(v, np.ndarray) else v for v in (x, W1, b1))
         value = fn(x, W1, b1, watched, b2)
         if in_source or (isinstance(watched, _ProductWatch) and watched.summed):
             return _SummedWithAProduct(_plain(value))
@@ -333,19 +370,41 @@ def _sum_cases():
     ]
 
 
-def _barely_firing(rng):
-    """Unrounded weights, and unit 2 set to fire with a = 2e-6: an answer that skips small a shows here."""
-    x, W1, b1 = rng.normal(size=5), rng.normal(size=(5, 7)), rng.normal(size=7)
-    b1[2] = 2e-6 - x @ W1[:, 2]
-    return Case("a 5 -> 7 -> 5 FFN with unrounded weights, one unit barely firing (a = 2e-6)",
-                {"x": x, "W1": W1, "b1": b1, "W2": rng.normal(size=(7, 5)), "b2": rng.normal(size=5)})
+def _barely_firing(rng, name="a 5 -> 7 -> 5 FFN with unrounded weights, one unit barely firing (a = 2e-6)",
+                   d=5, d_ff=7, unit=2):
+    """Unrounded weights, and one unit set to fire with a = 2e-6: an answer that skips small a shows here."""
+    x, W1, b1 = rng.normal(size=d), rng.normal(size=(d, d_ff)), rng.normal(size=d_ff)
+    b1[unit] = 2e-6 - x @ W1[:, unit]
+    return Case(name, {"x": x, "W1": W1, "b1": b1, "W2": rng.normal(size=(d_ff, d)), "b2": rng.normal(size=d)})
+
+
+def _random_ffn(rng, d, d_ff):
+    return {"x": rng.normal(size=d), "W1": rng.normal(size=(d, d_ff)), "b1": rng.normal(size=d_ff),
+            "W2": rng.normal(size=(d_ff, d)), "b2": rng.normal(size=d)}
+
+
+def _units_past_d_write(args) -> bool:
+    """At least two units with index >= d fire clearly (a loop over range(d) misses them) and at least one
+    unit is silent (an answer without the ReLU shows)."""
+    a = np.maximum(args["x"] @ args["W1"] + args["b1"], 0.0)
+    return int(np.sum(a[len(args["x"]):] > 0.1)) >= 2 and bool(np.any(a == 0.0))
 
 
 def _sum_hidden():
-    rng = np.random.default_rng(62)
-    return [Case("a 6 -> 10 -> 6 FFN with unrounded weights",
-                 {"x": rng.normal(size=6), "W1": rng.normal(size=(6, 10)), "b1": rng.normal(size=10),
-                  "W2": rng.normal(size=(10, 6)), "b2": rng.normal(size=6)})]
+    """Drawn when the work is graded (hidden_rng: fresh from the grading secret each run): FFNs of random
+    widths with unrounded weights, one redrawn until units past index d write and some unit is silent, the
+    other with one unit barely firing."""
+    rng = hidden_rng(62)
+    d, d2 = int(rng.integers(3, 8)), int(rng.integers(3, 8))
+    d_ff, d_ff2 = int(rng.integers(d + 2, 2 * d + 3)), int(rng.integers(d2 + 1, 11))
+    for _ in range(100):                                   # almost always the first draw
+        args = _random_ffn(rng, d, d_ff)
+        if _units_past_d_write(args):
+            break
+    return [Case("hidden: a random FFN with unrounded weights (d from 3 to 7, d_ff from d + 2 to 2d + 2), units "
+                 "past index d writing and some unit silent", args),
+            _barely_firing(rng, "hidden: a random FFN with unrounded weights (d from 3 to 7, d_ff from d + 1 to "
+                                "10), one unit barely firing (a = 2e-6)", d2, d_ff2, int(rng.integers(0, d_ff2)))]
 
 
 def _rounded_to(value, expected) -> int | None:
@@ -455,7 +514,7 @@ def check_ffn_as_sum(fn) -> bool:
     return check_function(
         "ffn_as_sum", watched, cases, _reference_sum,
         lambda value, case: _sum_problem(value, case, rule_broken, in_source), mistakes,
-        normalize=_sum_values, hidden=_sum_hidden(),
+        normalize=_sum_values, hidden=_sum_hidden,
         compare=close_float64,
         fallback_hint="print your a_k for the first failing case beside relu(x @ W1 + b1) computed in one "
                       "line; then check which slice of W2 each unit writes and that b2 is added exactly once.")
@@ -583,11 +642,41 @@ def _top_cases():
     ]
 
 
+def _top_traps(case) -> bool:
+    """What the hidden case must show, whatever its draw: more units fire than k; the k + 1 longest
+    contributions are clear of each other (no near-tie for a right answer to break another way); ranking by
+    a_j, by ||u_j|| or by |z_j| picks other units; and the L1 length picks the same units in another order than
+    largest or smallest first (so that a list sorted by the wrong length is told which pair is out of order)."""
+    x, W1, b1, W2, k = (case.args[n] for n in ("x", "W1", "b1", "W2", "k"))
+    z = x @ W1 + b1
+    a = np.maximum(z, 0.0)
+    terms = a[:, None] * W2
+    sizes = np.linalg.norm(terms, axis=1)
+    right = _rank(sizes, k)
+    longest = np.sort(sizes)[::-1][:k + 1]
+    l1 = _rank(np.abs(terms).sum(axis=1), k)
+    return (int(np.sum(a > 0)) > k and bool(np.all(-np.diff(longest) > 0.05))
+            and all(set(_rank(other, k)) != set(right) for other in (a, np.linalg.norm(W2, axis=1), np.abs(z)))
+            and set(l1) == set(right) and l1 not in (right, right[::-1]))
+
+
 def _top_hidden():
-    rng = np.random.default_rng(17)
-    return [_top_case("a 5 -> 9 -> 5 FFN with four silent units, top 4", rng,
-                      [0.3, -0.8, 1.1, 0.4, -0.2], [1.4, -0.6, 0.7, 2.2, -1.5, 0.5, -0.1, 1.9, -2.4],
-                      [1.2, 3.0, 2.5, 0.6, 1.0, 3.5, 2.0, 1.1, 0.8], 4)]
+    """Drawn when the work is graded (hidden_rng): an FFN of random widths, k and silent units, redrawn until
+    _top_traps holds (about one draw in ten does; k is 3 or 4, since with 2 the only other order is the reverse)."""
+    rng = hidden_rng(17)
+    for _ in range(1000):
+        d = int(rng.integers(3, 7))
+        d_ff = int(rng.integers(d + 4, 12))
+        k = int(rng.integers(3, min(4, d_ff - 4) + 1))
+        silent = int(rng.integers(2, d_ff - k))            # leaves at least k + 1 units firing
+        z = np.concatenate([rng.uniform(-2.5, -0.2, silent), rng.uniform(0.2, 2.5, d_ff - silent)])
+        rng.shuffle(z)
+        case = _top_case("hidden: a random FFN with silent units (d from 3 to 6, d_ff from d + 4 to 11), the top 3 "
+                         "or top 4", rng, np.round(rng.normal(size=d), 1), z,
+                         rng.uniform(0.5, 3.5, d_ff), k)
+        if _top_traps(case):
+            break
+    return [case]
 
 
 def _units_problem(value, case):
@@ -644,7 +733,7 @@ def check_top_units(fn) -> bool:
         "top_units", fn, _top_cases(), _reference_top, _units_problem, _TOP_MISTAKES,
         compare=lambda got, expected: list(got) == list(expected),
         normalize=lambda v: [int(e) for e in (v.tolist() if isinstance(v, np.ndarray) else v)],
-        hidden=_top_hidden(),
+        hidden=_top_hidden,
         fallback_hint="print one size per unit, ||a_j u_j||, for the first failing case, and check that your "
                       "indices point at the largest sizes, largest first.")
 
@@ -781,7 +870,8 @@ def _orthonormal(n, d, rng):
 
 def _store_case(name, seed, d, n, theta=THETA, lean=0.3) -> _StoreCase:
     """A memory built by build_memory, with a new fact whose key leans towards one old key (by `lean`, so
-    its cosine stays below theta) and away from another: enough to expose a missing or misplaced threshold."""
+    its cosine stays below theta) and away from another: enough to expose a missing or misplaced threshold.
+    `seed` is an int or a Generator (a hidden case's, from hidden_rng)."""
     rng = np.random.default_rng(seed)
     basis = _orthonormal(n + 2, d, rng)
     keys = basis[:n]
@@ -805,7 +895,16 @@ def _store_cases() -> list[_StoreCase]:
 
 
 def _store_hidden() -> list[_StoreCase]:
-    return [_store_case("add an 8th fact with kv.THETA set to 0.7 (d = 12)", 5, 12, 7, theta=0.7, lean=0.3)]
+    """Drawn when the work is graded (hidden_rng): a memory of random width and size, a threshold other than
+    the lesson's, and a new key that leans towards one old key by a random amount (its cosine with every old
+    key stays below 0.32, under the threshold by more than 0.1)."""
+    rng = hidden_rng(5)
+    d = int(rng.integers(8, 15))
+    n = int(rng.integers(3, d - 2))
+    theta = round(float(rng.uniform(0.6, 0.8)), 2)
+    return [_store_case("hidden: add a fact to a random memory (d from 8 to 14, 3 to d - 3 facts) with kv.THETA "
+                        "set to a random value from 0.6 to 0.8", rng, d, n, theta=theta,
+                        lean=float(rng.uniform(0.1, 0.35)))]
 
 
 def _weights_problem(value, d, n):
@@ -871,9 +970,9 @@ def check_store_fact(fn, reveal: bool = False) -> bool:
     title = "store_fact"
     if not callable(fn):
         return not_a_function(title, fn)
-    run_hidden = grading()
-    stores = _store_cases() + (_store_hidden() if run_hidden else [])
-    hidden = len(_store_hidden()) if run_hidden else 0
+    drawn = hidden_cases(_store_hidden)              # none outside grading; drawn once, for every use below
+    stores = _store_cases() + drawn
+    hidden = len(drawn)
     report = Report(title, f"checking {len(stores)} cases" + (f", {hidden} of them hidden" if hidden else "")
                     + ": the new fact is recalled, every old fact still is, and the new unit uses kv.THETA")
     report.tally.total = len(stores)
@@ -920,7 +1019,7 @@ def check_store_fact(fn, reveal: bool = False) -> bool:
             report.line("Hint: compare what your new unit does with what build_memory's units do: silent up "
                         "to cosine kv.THETA (read inside your function), a = 1 on its own key.")
         _reveal_store(report, reveal)
-    return report.finish(len(stores), len(failures), hidden=hidden, hidden_skipped=not run_hidden)
+    return report.finish(len(stores), len(failures), hidden=hidden, hidden_skipped=not drawn)
 
 
 def _reference_message(references: list[str]) -> str:

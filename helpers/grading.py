@@ -236,7 +236,13 @@ def dump(path: str, checks: list[str]) -> None:
     number -> the function pickled by value, or why it could not be), and what changed since step 1."""
     import __main__
     import cloudpickle
-    data = {"findings": runtime_findings(vars(__main__)), "calls": {}}
+    import linecache
+    # The notebook's cells as the kernel keeps them (IPython files each cell's source in linecache under a name
+    # that is no file on disk), so that the clean process can read the functions' source: some checks do
+    # (lesson 02's lists-only rule, lesson 06's whole-W2 rule), and a function without one would slip past them.
+    sources = {name: (entry[0], None, list(entry[2]), name) for name, entry in list(linecache.cache.items())
+               if len(entry) == 4 and not os.path.exists(name)}
+    data = {"findings": runtime_findings(vars(__main__)), "calls": {}, "sources": sources}
     for check in checks:
         pickled: dict[int, tuple] = {}
         calls = {}
@@ -275,6 +281,7 @@ def dump_source(dump_path: str, checks: list[str]) -> str:
 # The learner's cells, read: the usual forgeries
 # ----------------------------------------------------------------------------------------------------------
 _GUARDED_ROOTS = {"helpers", "checks", "_verdict", "_core", "np", "numpy", "builtins", "grading"}
+_GUARDED_MODULES = {"helpers", "numpy", "builtins", "sys", "inspect", "cloudpickle", "pickle"}
 _SILENCERS = {"set_custom_exc": "errors silenced (set_custom_exc)", "setprofile": "the checks' watch blinded",
               "settrace": "the checks' watch blinded", "reload": "a module reloaded"}
 _ENV_METHODS = {"pop", "clear", "update", "setdefault", "popitem", "__delitem__", "__setitem__"}
@@ -307,14 +314,31 @@ def _switch_key(node: ast.AST | None) -> bool:
     return True
 
 
+def _guarded_names(trees: list[ast.AST]) -> set[str]:
+    """The names the cells bind to the course's checks, NumPy or the interpreter (`import helpers.checks._verdict
+    as v` makes `v` one): an assignment to an attribute of one of them is a change to the grader's world."""
+    names = set(_GUARDED_ROOTS)
+    for tree in trees:
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                names |= {alias.asname or alias.name.split(".")[0] for alias in node.names
+                          if alias.name.split(".")[0] in _GUARDED_MODULES}
+            elif isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] in _GUARDED_MODULES:
+                names |= {alias.asname or alias.name for alias in node.names}
+    return names
+
+
 def scan(sources: list[str]) -> list[str]:
     """The one-line forgeries in the learner's cells `sources`, in words (empty for honest cells)."""
     found = []
+    trees = []
     for source in sources:
         try:
-            tree = ast.parse(_python(source))
+            trees.append(ast.parse(_python(source)))
         except (SyntaxError, ValueError):
             continue
+    guarded = _guarded_names(trees)
+    for tree in trees:
         for node in ast.walk(tree):
             targets = []
             if isinstance(node, (ast.Assign, ast.Delete)):
@@ -337,7 +361,7 @@ def scan(sources: list[str]) -> list[str]:
                         if name.startswith("os.environ") and (not isinstance(leaf, ast.Subscript)
                                                               or _switch_key(leaf.slice)):
                             found.append("changes os.environ")
-                        elif root in _GUARDED_ROOTS or name.rsplit(".", 1)[-1].startswith("check_"):
+                        elif root in guarded or name.rsplit(".", 1)[-1].startswith("check_"):
                             found.append(f"changes {name}")
             if isinstance(node, ast.Call):
                 called = _dotted(node.func)
@@ -351,7 +375,7 @@ def scan(sources: list[str]) -> list[str]:
                     found.append(_SILENCERS[last])
                 elif called in ("setattr", "delattr") and node.args:
                     name = _dotted(node.args[0])
-                    if name.split(".")[0] in _GUARDED_ROOTS or "checks" in name:
+                    if name.split(".")[0] in guarded or "checks" in name:
                         found.append(f"changes {name}")
                 elif last == "run_line_magic" and node.args and isinstance(node.args[0], ast.Constant) \
                         and node.args[0].value in ("env", "set_env"):
@@ -481,6 +505,8 @@ def _child(dump_path: str, plan_path: str, out_path: str, checks: list[str]) -> 
     with open(dump_path, "rb") as f:
         data = pickle.load(f)
     plan = json.loads(Path(plan_path).read_text())
+    import linecache
+    linecache.cache.update(data.get("sources", {}))      # the notebook's cells: inspect.getsource reads them
     pristine = fingerprint()
 
     def emit(line: dict) -> None:

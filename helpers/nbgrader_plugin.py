@@ -124,8 +124,21 @@ def _outputs(check: str, result: dict | None, tampering: list[str], no_dump: boo
     return outputs
 
 
+def _machine_paths() -> list[str]:
+    """Folders of the grading machine that feedback must not show: the course, the Python, the temp folder."""
+    import sys
+    folders = {str(Path(__file__).resolve().parents[1]), sys.prefix, sys.base_prefix, tempfile.gettempdir(),
+               str(Path.home())}
+    return sorted((f for f in folders if f and f != "/"), key=len, reverse=True)
+
+
 def _learner_facing(output, timeout) -> dict:
-    """An error output without a traceback into the course's files or a path of the grading machine."""
+    """An output without a traceback into the course's files or a path of the grading machine."""
+    if output.get("output_type") == "stream":
+        text = output.get("text", "")
+        for folder in _machine_paths():
+            text = text.replace(folder, "...")
+        return nbformat.v4.new_output("stream", name=output.get("name", "stdout"), text=text)
     if output.get("output_type") != "error":
         return output
     if output.get("ename") in ("CellTimeoutError", "TimeoutError") or "timeout" in str(output.get("ename")).lower():

@@ -513,11 +513,12 @@ def test_relu_backward_names_more_mistakes(fn, name, capsys):
     (-1e-6, "passed gradient at z = -1e-08, a unit that did not fire: your mask switches at a threshold below 0"),
 ])
 def test_relu_backward_a_threshold_not_at_0_fails_and_is_named(threshold, message, capsys):
-    """Every other case keeps |z| >= 0.019 away from 0 or puts it exactly on 0: only the hair's-breadth case
-    tells z > 0.01 from z > 0. (A threshold below 0 also passes gradient at z = 0 and fails more cases.)"""
+    """Every other case keeps its positive z at 0.019 or more (its negative ones at -0.006 or less) or puts z
+    exactly on 0: only the hair's-breadth case tells z > 0.01 from z > 0. (A threshold below 0 also passes
+    gradient at z = 0 and fails more cases.)"""
     assert not check_relu_backward(lambda z, dh: dh * (z > threshold))
     out = capsys.readouterr().out
-    assert message in out and (threshold < 0 or "1 of 5 cases failed" in out), out
+    assert message in out and (threshold < 0 or "1 of 6 cases failed" in out), out
 
 
 def test_relu_backward_the_mask_z_ge_0_is_not_called_a_threshold(capsys):
@@ -744,8 +745,19 @@ def gelu_backward_clipped(z, dh):
     return dh * (ndtr(z) + z * np.exp(-z ** 2 / 2) / np.sqrt(2 * np.pi))
 
 
+def relu_backward_two_dimensions_only(z, dh):
+    """Written for tokens x units: a double loop over rows and columns, not any number of dimensions."""
+    Z, D = np.atleast_2d(z), np.atleast_2d(dh)
+    dz = np.zeros(D.shape)
+    for t in range(Z.shape[0]):
+        for j in range(Z.shape[1]):
+            dz[t, j] = D[t, j] if Z[t, j] > 0 else 0.0
+    return dz.reshape(np.shape(z))
+
+
 @pytest.mark.parametrize("check, fn", [(check_numerical_gradient, numerical_gradient_two_dimensions_only),
-                                       (check_gelu_backward, gelu_backward_clipped)])
+                                       (check_gelu_backward, gelu_backward_clipped),
+                                       (check_relu_backward, relu_backward_two_dimensions_only)])
 def test_answers_right_only_on_the_easy_inputs_fail_in_public(check, fn, capsys, monkeypatch):
     monkeypatch.delenv("FFN_GRADING", raising=False)
     monkeypatch.delenv("NBGRADER_EXECUTION", raising=False)

@@ -111,12 +111,16 @@ _RELU_MISTAKES = [
 
 
 def _relu_cases():
+    rng = np.random.default_rng(801)
     z2 = np.array([[1.5, 0.0, -2.0, 0.25],
                    [-0.5, 3.0, 0.0, -1.0],
                    [0.0, -0.75, 2.0, 1.0]])                     # (T, d_ff) = (3, 4), three exact zeros
     dh2 = np.array([[-1.0, 2.0, 0.5, -0.5],
                     [1.5, -2.0, -1.0, 0.75],
                     [-0.5, 1.0, -1.5, 2.0]])                    # signs unlike z's
+    z3 = np.round(rng.normal(size=(2, 3, 5)), 3)
+    z3[0, 1, 2] = z3[1, 0, 4] = 0.0
+    dh3 = np.round(rng.normal(size=(2, 3, 5)), 3)
     return [Case("lesson 01's trace: z = [0, 2], dh = [0.5, -1]",
                  {"z": np.array([0.0, 2.0]), "dh": np.array([0.5, -1.0])}),
             Case("3 tokens x 4 units, three pre-activations exactly 0", {"z": z2, "dh": dh2}),
@@ -126,7 +130,8 @@ def _relu_cases():
                   "dh": np.array([[1.5, -2.0, 0.5, 1.0], [2.0, -0.5, 1.5, -1.0]])}),
             Case("3 tokens x 4 units of unrounded numbers (no decimal, nor float32, holds them exactly)",
                  {"z": np.random.default_rng(805).normal(size=(3, 4)),
-                  "dh": np.random.default_rng(806).normal(size=(3, 4))})]
+                  "dh": np.random.default_rng(806).normal(size=(3, 4))}),
+            Case("a batch of shape (B, T, d_ff) = (2, 3, 5)", {"z": z3, "dh": dh3})]
 
 
 def _random_shape(rng, ndims: tuple[int, int], sizes: tuple[int, int]) -> tuple[int, ...]:

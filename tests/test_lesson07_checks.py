@@ -1093,10 +1093,13 @@ def assert_hidden_cases_are_drawn_from_the_secret(check, builder, right, wrong, 
     cases a learner's copy runs with FFN_GRADING=1 passes every public case and fails under every secret,
     (d) two secrets draw different cases and one secret the same cases twice; outside grading nothing is drawn.
     Each wrong answer runs under one of the secrets, to keep the test fast."""
+    monkeypatch.delenv(_verdict.GRADING_ENV, raising=False)
     public = check(right[0])
     forgery = memorised(check, right[0], monkeypatch)
-    monkeypatch.delenv(_verdict.GRADING_ENV, raising=False)
-    assert check(forgery)                                           # a table of every case it saw ...
+    assert check(forgery)                                           # a table of every case it saw passes ...
+    with monkeypatch.context() as patch:
+        patch.setenv(_verdict.GRADING_ENV, "1")
+        assert check(forgery).hidden > 0                            # ... the fixed hidden ones too ...
     capsys.readouterr()
     for i, secret in enumerate(SECRETS):
         with grading_secret(secret):
@@ -1107,7 +1110,7 @@ def assert_hidden_cases_are_drawn_from_the_secret(check, builder, right, wrong, 
             for fn, diagnosis in wrong[i::len(SECRETS)]:
                 verdict, out = check(fn), capsys.readouterr().out
                 assert not verdict and verdict.hidden == n_hidden and diagnosis in out, out
-            verdict = check(forgery)                                # ... passes in public only
+            verdict = check(forgery)                                # ... but only the public ones here
             assert not verdict and verdict.passed == public.total, capsys.readouterr().out
             assert verdict.total == public.total + n_hidden
     first, second = drawn(builder, SECRETS[0]), drawn(builder, SECRETS[1])
@@ -1169,6 +1172,6 @@ def test_hidden_block_case_keeps_its_shape_and_catches_the_norm_mistakes(secret)
     assert means.min() >= 1.5 - 1e-3 and means.max() <= 3 + 1e-3, means
     expected = L._reference_block(x, f)
     for mistake in L._BLOCK_MISTAKES:
-        if "eps" in mistake.name or (mistake.name == "layer norm over axis 1 instead of the last axis" and x.ndim == 2):
+        if "eps" in mistake.name or ("axis 1" in mistake.name and x.ndim == 2):
             continue
         assert not L._block_close(mistake.fn(x, f), expected), mistake.name

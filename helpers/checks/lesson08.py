@@ -140,17 +140,17 @@ def _random_shape(rng, ndims: tuple[int, int], sizes: tuple[int, int]) -> tuple[
     return tuple(int(n) for n in rng.integers(sizes[0], sizes[1] + 1, size=ndim))
 
 
-def _with_zeros(rng, z, dh):
-    """z with 2 entries set exactly to 0 (where relu'(0) = 0 decides), one unit that fired and one that did not
-    (with dh > 0 there, so a mask taken from dh's sign shows), and dh with no entry 0: every known mistake gets
-    the case wrong, whatever the draw."""
+def _with_zeros(rng, z, dh) -> dict:
+    """The arguments {"z": z, "dh": dh}, with 2 entries of z set exactly to 0 (where relu'(0) = 0 decides), one
+    unit that fired and one that did not (with dh > 0 there, so a mask taken from dh's sign shows), and no
+    entry of dh 0: every known mistake gets the case wrong, whatever the draw."""
     z, dh = z.copy(), np.where(dh == 0, 1.0, dh)
     zero, fired, off = np.split(rng.permutation(z.size)[:4], [2, 3])
     z.flat[zero] = 0.0
     z.flat[fired] = np.maximum(np.abs(z.flat[fired]), 0.1)
     z.flat[off] = -np.maximum(np.abs(z.flat[off]), 0.1)
     dh.flat[off] = np.abs(dh.flat[off])
-    return z, dh
+    return {"z": z, "dh": dh}
 
 
 def _relu_hidden():
@@ -159,10 +159,9 @@ def _relu_hidden():
     batch = _random_shape(rng, (3, 4), (2, 5))
     tokens = _random_shape(rng, (2, 2), (2, 9))
     return [Case("a random batch of 3 or 4 dimensions (2 to 5 along each), some pre-activations exactly 0",
-                 dict(zip(("z", "dh"), _with_zeros(rng, np.round(rng.normal(size=batch), 3),
-                                                   np.round(rng.normal(size=batch), 3))))),
+                 _with_zeros(rng, np.round(rng.normal(size=batch), 3), np.round(rng.normal(size=batch), 3))),
             Case("a random matrix (2 to 9 tokens x 2 to 9 units) of unrounded numbers, some exactly 0",
-                 dict(zip(("z", "dh"), _with_zeros(rng, rng.normal(size=tokens), rng.normal(size=tokens)))))]
+                 _with_zeros(rng, rng.normal(size=tokens), rng.normal(size=tokens)))]
 
 
 def _relu_problem(value: Any, case: Case) -> str | None:

@@ -1,11 +1,15 @@
 """Lesson 07's graders: each wrong implementation gets its own diagnosis; correct ones in any style pass."""
+import contextlib
+import copy
 import math
+import sys
+import types
 
 import numpy as np
 import pytest
 
 from helpers.block import layer_norm
-from helpers.checks import check_moe_forward, check_residual_block, check_route
+from helpers.checks import _verdict, check_moe_forward, check_residual_block, check_route
 from helpers.checks import lesson07 as L
 from helpers.ffn import moe_ffn
 
@@ -404,9 +408,9 @@ def test_route_hidden_case_runs_when_graded(monkeypatch, capsys):
     monkeypatch.setenv("FFN_GRADING", "1")
     for fn in (route_loops, route_numpy, route_partition_renormalised, route_reversed_ascending):
         result, out = grade(check_route, fn, capsys)
-        assert result and "all 11 cases pass, 1 of them hidden" in out, out
+        assert result and "all 12 cases pass, 2 of them hidden" in out, out
     result, out = grade(check_route, route_experts_sorted, capsys)
-    assert not result and result.total == 11 and result.hidden == 1
+    assert not result and result.total == 12 and result.hidden == 2
 
 
 def test_route_counting_from_one(capsys):
@@ -1023,3 +1027,151 @@ def test_every_mutant_is_diagnosed_as_itself(check, mistakes, capsys):
         result, out = grade(check, mistake.fn, capsys)
         verdict = [line for line in out.splitlines() if line.startswith(("  Likely mistake", "  Possibly"))]
         assert not result and len(verdict) == 1 and mistake.name in verdict[0], (mistake.name, out)
+
+
+# --------------------------------------------------------------------------------------------------------
+# Hidden cases drawn from the grading secret: fresh each grading run, so no table of cases passes
+# (lesson 08's tests use these helpers too)
+# --------------------------------------------------------------------------------------------------------
+SECRETS = ("first secret", "second secret", "third secret")
+
+
+@contextlib.contextmanager
+def grading_secret(secret):
+    """Grade as the clean grading process does, holding `secret`; the fixed cases again afterwards, whatever
+    happens."""
+    _verdict.use_secret(secret)
+    try:
+        yield
+    finally:
+        _verdict.use_secret(None)
+
+
+def drawn(builder, secret):
+    """The hidden cases `builder` draws under `secret`."""
+    with grading_secret(secret):
+        return builder()
+
+
+def memorised(check, right, monkeypatch):
+    """A cheating learner's answer: run the check once as their own copy would with FFN_GRADING=1 (no secret),
+    with a wrapper that records every input the check passes and the right answer to it; then answer from
+    that table, and None for any input not in it."""
+    table = []
+
+    def recorder(*args):
+        table.append((copy.deepcopy(args), right(*args)))
+        return copy.deepcopy(table[-1][1])
+    with monkeypatch.context() as patch:
+        patch.setenv(_verdict.GRADING_ENV, "1")
+        assert check(recorder)
+
+    def forgery(*args):
+        return next((copy.deepcopy(answer) for seen, answer in table if same_input(seen, args)), None)
+    return forgery
+
+
+def same_input(a, b) -> bool:
+    """The learner's own lookup: arrays equal in shape and values, sequences item by item, objects (an expert)
+    field by field, functions (an FFN, f) by their names: a learner's table cannot see inside them."""
+    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        return np.shape(a) == np.shape(b) and np.array_equal(a, b)
+    if isinstance(a, dict):
+        return isinstance(b, dict) and a.keys() == b.keys() and same_input(list(a.values()), list(b.values()))
+    if isinstance(a, (list, tuple)):
+        return isinstance(b, (list, tuple)) and len(a) == len(b) and all(map(same_input, a, b))
+    if isinstance(a, types.FunctionType):                          # known by its name
+        return isinstance(b, types.FunctionType) and a.__qualname__ == b.__qualname__
+    if hasattr(a, "__dict__"):                                      # an expert: its weights
+        return type(a) is type(b) and same_input(vars(a), vars(b))
+    return a == b
+
+
+def assert_hidden_cases_are_drawn_from_the_secret(check, builder, right, wrong, monkeypatch, capsys):
+    """What every check with hidden cases must do under the grading secret: (a) right answers pass every case,
+    (b) wrong ones (fn, the diagnosis the bank expects) still fail, with that diagnosis, (c) a table of the
+    cases a learner's copy runs with FFN_GRADING=1 passes every public case and fails under every secret,
+    (d) two secrets draw different cases and one secret the same cases twice; outside grading nothing is drawn.
+    Each wrong answer runs under one of the secrets, to keep the test fast."""
+    monkeypatch.delenv(_verdict.GRADING_ENV, raising=False)
+    public = check(right[0])
+    forgery = memorised(check, right[0], monkeypatch)
+    assert check(forgery)                                           # a table of every case it saw passes ...
+    with monkeypatch.context() as patch:
+        patch.setenv(_verdict.GRADING_ENV, "1")
+        assert check(forgery).hidden > 0                            # ... the fixed hidden ones too ...
+    capsys.readouterr()
+    for i, secret in enumerate(SECRETS):
+        with grading_secret(secret):
+            n_hidden = len(builder())
+            for fn in right:
+                verdict = check(fn)
+                assert verdict and verdict.hidden == n_hidden > 0, (fn, capsys.readouterr().out)
+            for fn, diagnosis in wrong[i::len(SECRETS)]:
+                verdict, out = check(fn), capsys.readouterr().out
+                assert not verdict and verdict.hidden == n_hidden and diagnosis in out, out
+            verdict = check(forgery)                                # ... but only the public ones here
+            assert not verdict and verdict.passed == public.total, capsys.readouterr().out
+            assert verdict.total == public.total + n_hidden
+    first, second = drawn(builder, SECRETS[0]), drawn(builder, SECRETS[1])
+    assert same_input([c.args for c in first], [c.args for c in drawn(builder, SECRETS[0])])
+    assert not same_input([c.args for c in first], [c.args for c in second])
+    assert [c.name for c in first] == [c.name for c in second]      # the names describe kinds, not values
+    monkeypatch.setattr(sys.modules[builder.__module__], builder.__name__,
+                        lambda: pytest.fail("hidden cases built outside grading"))
+    assert check(right[0])
+
+
+@pytest.mark.parametrize("check, builder, right, wrong", [
+    (check_route, L._route_hidden, [route_loops, route_numpy, route_partition_renormalised, route_reversed_ascending],
+     WRONG_ROUTES),
+    (check_moe_forward, L._moe_hidden, [moe_per_token, moe_grouped, moe_dense_then_mask], WRONG_MOES),
+    (check_residual_block, L._block_hidden, [block_reference_style, block_own_norm, block_rows_loop, block_eps_on_std],
+     WRONG_BLOCKS),
+], ids=["route", "moe_forward", "residual_block"])
+def test_hidden_cases_are_drawn_from_the_grading_secret(check, builder, right, wrong, monkeypatch, capsys):
+    assert_hidden_cases_are_drawn_from_the_secret(check, builder, right, wrong, monkeypatch, capsys)
+
+
+@pytest.mark.parametrize("secret", SECRETS)
+def test_hidden_routings_keep_their_sizes_and_have_no_ties(secret):
+    """No tie (the tie cases are public, and named so), k below the number of experts, and in the large case
+    a logit that overflows a naive exp (exp(709.8) is already infinite)."""
+    ordinary, large = drawn(L._route_hidden, secret)
+    for case in (ordinary, large):
+        logits, k = case.args["logits"], case.args["k"]
+        n, n_experts = logits.shape
+        assert 3 <= n <= 8 and 4 <= n_experts <= 9 and 1 <= k < n_experts, (logits.shape, k)
+        assert all(len(set(row)) == len(row) for row in logits.tolist()) and "tie" not in case.name
+    with np.errstate(over="ignore"):
+        assert np.isinf(np.exp(large.args["logits"])).any() and not np.isinf(np.exp(ordinary.args["logits"])).any()
+
+
+@pytest.mark.parametrize("secret", SECRETS)
+def test_hidden_moe_layer_keeps_its_sizes_and_a_clear_choice_of_experts(secret):
+    """Each token's logits at least 1e-6 apart: a right answer that computes them in another order (token by
+    token, say) chooses the reference's experts, whatever the secret."""
+    (case,) = drawn(L._moe_hidden, secret)
+    x, W_router, experts, k = case.args.values()
+    (n, d), n_experts = x.shape, W_router.shape[1]
+    assert 4 <= n <= 9 and 3 <= d <= 6 and 3 <= n_experts <= 8 and len(experts) == n_experts
+    assert W_router.shape[0] == d and 1 <= k <= min(3, n_experts - 1)
+    assert np.diff(np.sort(x @ W_router, axis=1), axis=1).min() > 1e-6
+
+
+@pytest.mark.parametrize("secret", SECRETS)
+def test_hidden_block_case_keeps_its_shape_and_catches_the_norm_mistakes(secret):
+    """Every token's mean 1.5 to 3 away from 0, so every wrong block but the eps slips (no eps shows only on a
+    constant token, a large eps on a small spread) and the norm over axis 1 of a (T, d) array (its last axis)
+    is far off on the hidden case."""
+    (case,) = drawn(L._block_hidden, secret)
+    x, f = case.args["x"], case.args["ffn"]
+    assert x.ndim in (2, 3) and 2 <= x.shape[-2] <= 5 and 3 <= x.shape[-1] <= 8, x.shape
+    assert x.ndim == 2 or 1 <= x.shape[0] <= 3
+    means = np.abs(x.mean(axis=-1))
+    assert means.min() >= 1.5 - 1e-3 and means.max() <= 3 + 1e-3, means
+    expected = L._reference_block(x, f)
+    for mistake in L._BLOCK_MISTAKES:
+        if "eps" in mistake.name or ("axis 1" in mistake.name and x.ndim == 2):
+            continue
+        assert not L._block_close(mistake.fn(x, f), expected), mistake.name

@@ -12,6 +12,7 @@ from scipy import special, stats
 from helpers.checks import check_ffn_backward, check_gelu_backward, check_numerical_gradient, check_relu_backward
 from helpers.checks import lesson08 as L8
 from helpers.checks._verdict import GRADING_ENV
+from test_lesson07_checks import SECRETS, assert_hidden_cases_are_drawn_from_the_secret, drawn
 
 
 def stub(*args):
@@ -59,10 +60,10 @@ def test_relu_backward_accepts_right_answers(fn, capsys):
 def test_relu_backward_right_answers_pass_the_hidden_cases_too(fn, capsys, monkeypatch):
     monkeypatch.setenv(GRADING_ENV, "1")
     verdict = check_relu_backward(fn)
-    assert verdict and verdict.hidden == 1 and "1 of them hidden" in capsys.readouterr().out
+    assert verdict and verdict.hidden == 2 and "2 of them hidden" in capsys.readouterr().out
 
 
-@pytest.mark.parametrize("fn, name", [
+RELU_MISTAKES = [
     (lambda z, dh: dh * (z >= 0), "relu'(0) taken as 1 (the mask z >= 0)"),
     (lambda z, dh: dh * np.heaviside(z, 0.5), "the slope at z = 0 taken as 1/2"),
     (lambda z, dh: dh * np.heaviside(z, 1), "relu'(0) taken as 1 (the mask z >= 0)"),
@@ -73,7 +74,10 @@ def test_relu_backward_right_answers_pass_the_hidden_cases_too(fn, capsys, monke
     (lambda z, dh: dh * np.maximum(z, 0), "dh multiplied by relu(z), the activation, instead of its slope"),
     (lambda z, dh: dh * (z < 0), "the mask inverted (z < 0)"),
     (lambda z, dh: np.where(z <= 0, dh, 0.0), "the mask inverted (z <= 0)"),
-])
+]
+
+
+@pytest.mark.parametrize("fn, name", RELU_MISTAKES)
 def test_relu_backward_names_the_mistake(fn, name, capsys):
     assert not check_relu_backward(fn)
     out = capsys.readouterr().out
@@ -192,7 +196,7 @@ def with_slip(**change):
     return backward
 
 
-@pytest.mark.parametrize("fn, name", [
+FFN_MISTAKES = [
     (with_slip(dz=lambda v: v["dh"] * (v["z"] >= 0)), "relu'(0) taken as 1 (the mask z >= 0)"),
     (with_slip(dz=lambda v: v["dh"] * (v["h"] >= 0)), "ReLU's mask forgotten: dz = dh"),
     (with_slip(dz=lambda v: v["dh"]), "ReLU's mask forgotten: dz = dh"),
@@ -209,7 +213,10 @@ def with_slip(**change):
     (with_slip(dW1=lambda v: v["x"].T @ v["dz"] / len(v["x"]), db1=lambda v: v["dz"].mean(axis=0),
                dW2=lambda v: v["h"].T @ v["dy"] / len(v["x"]), db2=lambda v: v["dy"].mean(axis=0)),
      "every weight and bias gradient divided by T"),
-])
+]
+
+
+@pytest.mark.parametrize("fn, name", FFN_MISTAKES)
 def test_ffn_backward_names_the_mistake(fn, name, capsys):
     assert not check_ffn_backward(fn)
     out = capsys.readouterr().out
@@ -345,7 +352,7 @@ def rows_only(f, a, eps):
     return grad
 
 
-@pytest.mark.parametrize("fn, name", [
+NUMERICAL_MISTAKES = [
     (forward_difference, "a forward difference, (f(a + eps) - f(a)) / eps"),
     (lambda f, a, eps: 2 * numerical_copies(f, a, eps), "divided by eps instead of 2 eps"),
     (lambda f, a, eps: -numerical_copies(f, a, eps), "the difference taken the wrong way round"),
@@ -353,7 +360,10 @@ def rows_only(f, a, eps):
     (rows_only, "a loop over the first axis only: a matrix's rows nudged whole"),
     (not_put_back, "the entry not put back exactly as it was"),
     (lambda f, a, eps: numerical_copies(f, a, 1e-2), "a fixed step of 1e-2 instead of eps"),
-])
+]
+
+
+@pytest.mark.parametrize("fn, name", NUMERICAL_MISTAKES)
 def test_numerical_gradient_names_the_mistake(fn, name, capsys):
     assert not check_numerical_gradient(fn)
     out = capsys.readouterr().out
@@ -437,7 +447,7 @@ def test_gelu_backward_accepts_right_answers(fn, capsys, monkeypatch):
     assert check_gelu_backward(fn).hidden == 1
 
 
-@pytest.mark.parametrize("fn, name", [
+GELU_MISTAKES = [
     (lambda z, dh: dh * special.ndtr(z), "Φ(z) alone: the product rule's second term z φ(z) forgotten"),
     (lambda z, dh: dh * (0.5 * (1 + np.tanh(0.7978845608 * (z + 0.044715 * z ** 3)))
                          + 0.5 * z * (1 - np.tanh(0.7978845608 * (z + 0.044715 * z ** 3)) ** 2)
@@ -451,7 +461,10 @@ def test_gelu_backward_accepts_right_answers(fn, capsys, monkeypatch):
     (lambda z, dh: dh * z * special.ndtr(z), "GELU itself instead of its slope"),
     (lambda z, dh: special.ndtr(z) + z * stats.norm.pdf(z), "gelu'(z) returned without multiplying by dh"),
     (lambda z, dh: dh * (z > 0), "ReLU's mask instead of GELU's slope"),
-])
+]
+
+
+@pytest.mark.parametrize("fn, name", GELU_MISTAKES)
 def test_gelu_backward_names_the_mistake(fn, name, capsys):
     assert not check_gelu_backward(fn)
     out = capsys.readouterr().out
@@ -480,11 +493,14 @@ def test_gelu_backward_hint_is_not_the_whole_answer(capsys):
 
 
 # ---- what a hostile bank found: wrong answers that passed or were only "expected / got" --------------------
-@pytest.mark.parametrize("fn, name", [
+MORE_RELU_MISTAKES = [
     (lambda z, dh: dh * np.sign(z), "dh multiplied by sign(z)"),
     (lambda z, dh: dh * (z != 0), "the mask z != 0"),
     (lambda z, dh: np.where(z > 0, dh, 0.01 * dh), "a leaky ReLU's slope (0.01 for z <= 0)"),
-], ids=["sign", "nonzero", "leaky"])
+]
+
+
+@pytest.mark.parametrize("fn, name", MORE_RELU_MISTAKES, ids=["sign", "nonzero", "leaky"])
 def test_relu_backward_names_more_mistakes(fn, name, capsys):
     assert not check_relu_backward(fn)
     out = capsys.readouterr().out
@@ -497,11 +513,12 @@ def test_relu_backward_names_more_mistakes(fn, name, capsys):
     (-1e-6, "passed gradient at z = -1e-08, a unit that did not fire: your mask switches at a threshold below 0"),
 ])
 def test_relu_backward_a_threshold_not_at_0_fails_and_is_named(threshold, message, capsys):
-    """Every other case keeps |z| >= 0.019 away from 0 or puts it exactly on 0: only the hair's-breadth case
-    tells z > 0.01 from z > 0. (A threshold below 0 also passes gradient at z = 0 and fails more cases.)"""
+    """Every other case keeps its positive z at 0.019 or more (its negative ones at -0.006 or less) or puts z
+    exactly on 0: only the hair's-breadth case tells z > 0.01 from z > 0. (A threshold below 0 also passes
+    gradient at z = 0 and fails more cases.)"""
     assert not check_relu_backward(lambda z, dh: dh * (z > threshold))
     out = capsys.readouterr().out
-    assert message in out and (threshold < 0 or "1 of 5 cases failed" in out), out
+    assert message in out and (threshold < 0 or "1 of 6 cases failed" in out), out
 
 
 def test_relu_backward_the_mask_z_ge_0_is_not_called_a_threshold(capsys):
@@ -510,13 +527,17 @@ def test_relu_backward_the_mask_z_ge_0_is_not_called_a_threshold(capsys):
     assert "threshold" not in out and named(out, "relu'(0) taken as 1 (the mask z >= 0)"), out
 
 
-@pytest.mark.parametrize("fn, name", [
+MORE_FFN_MISTAKES = [
     (with_slip(db1=lambda v: v["dz"].mean(axis=0)), "db1 averaged over the tokens instead of summed"),
     (with_slip(db2=lambda v: v["dy"].mean(axis=0)), "db2 averaged over the tokens instead of summed"),
     (with_slip(db1=lambda v: v["dh"].sum(axis=0)), "db1 summed from dh, before ReLU's mask"),
     (with_slip(dW1=lambda v: v["x"].T @ (v["dh"] * v["h"])), "dW1 computed from dh * h instead of dh * (z > 0)"),
     (with_slip(dz=lambda v: v["dh"] / (1 + np.exp(-v["z"]))), "a sigmoid(z) slope instead of ReLU's mask"),
-], ids=["db1_mean", "db2_mean", "db1_from_dh", "dW1_dh_h", "sigmoid"])
+]
+
+
+@pytest.mark.parametrize("fn, name", MORE_FFN_MISTAKES,
+                         ids=["db1_mean", "db2_mean", "db1_from_dh", "dW1_dh_h", "sigmoid"])
 def test_ffn_backward_names_more_mistakes(fn, name, capsys):
     assert not check_ffn_backward(fn)
     out = capsys.readouterr().out
@@ -614,7 +635,7 @@ def numerical_restored_too_soon(f, a, eps):
     return grad
 
 
-@pytest.mark.parametrize("fn, name", [
+MORE_NUMERICAL_MISTAKES = [
     (numerical_fixed_step(1e-6), "eps ignored: your slopes are not the central difference with the eps it was given"),
     (numerical_fixed_step(1e-4), "eps ignored: your slopes are not the central difference with the eps it was given"),
     (numerical_five_point, "eps ignored: your slopes are not the central difference with the eps it was given"),
@@ -624,8 +645,12 @@ def numerical_restored_too_soon(f, a, eps):
     (numerical_precedence, "multiplied by eps instead of divided by 2 eps"),
     (numerical_float32, "the nudged entries computed in float32"),
     (numerical_restored_too_soon, "a[i] put back before the second evaluation"),
-], ids=["step_1e-6", "step_1e-4", "five_point", "relative", "reshape", "backward", "precedence", "float32",
-        "restored_too_soon"])
+]
+
+
+@pytest.mark.parametrize("fn, name", MORE_NUMERICAL_MISTAKES,
+                         ids=["step_1e-6", "step_1e-4", "five_point", "relative", "reshape", "backward", "precedence",
+                              "float32", "restored_too_soon"])
 def test_numerical_gradient_names_more_mistakes(fn, name, capsys):
     assert not check_numerical_gradient(fn)
     out = capsys.readouterr().out
@@ -635,12 +660,12 @@ def test_numerical_gradient_names_more_mistakes(fn, name, capsys):
 
 def test_numerical_gradient_coarse_eps_case_is_3a2_plus_eps2():
     """The coarse case's expected slopes are the central difference's own, 3 a² + eps², not the exact 3 a²."""
-    case = next(c for c in L8._numerical_cases()[0] if "coarse" in c.name)
+    case = next(c for c in L8._numerical_cases() if "coarse" in c.name)
     a, eps = case.args["a"], case.args["eps"]
     expected = L8._numerical_reference(case.args["f"], a.copy(), eps)
     assert np.allclose(expected, 3 * a ** 2 + eps ** 2, rtol=1e-12) and np.any(np.abs(a) > 1)
     assert not np.allclose(expected, 3 * a ** 2, rtol=1e-7)
-    contiguous = next(c for c in L8._numerical_cases()[0] if "transposed" in c.name)
+    contiguous = next(c for c in L8._numerical_cases() if "transposed" in c.name)
     assert not contiguous.args["a"].flags["C_CONTIGUOUS"]
 
 
@@ -670,7 +695,7 @@ def test_gelu_backward_erf_and_ndtr_styles_agree_to_the_tight_tolerance(capsys):
         assert check_gelu_backward(fn), capsys.readouterr().out
 
 
-@pytest.mark.parametrize("fn, name", [
+MORE_GELU_MISTAKES = [
     (lambda z, dh: dh * (special.ndtr(z) + z * np.exp(-z ** 2) / np.sqrt(2 * np.pi)), "φ(z) with exp(-z²)"),
     (lambda z, dh: dh * (0.5 * (1 + special.erf(z / 2)) + z * stats.norm.pdf(z)), "Φ(z) from erf(z / 2)"),
     (lambda z, dh: dh * (1 + special.erf(z / np.sqrt(2)) + z * stats.norm.pdf(z)),
@@ -680,7 +705,12 @@ def test_gelu_backward_erf_and_ndtr_styles_agree_to_the_tight_tolerance(capsys):
      "the slope of the sigmoid approximation"),
     (lambda z, dh: dh * (1 / (1 + np.exp(-z))) * (1 + z * (1 - 1 / (1 + np.exp(-z)))), "SiLU's slope (silu_grad)"),
     (lambda z, dh: special.ndtr(z) + dh * z * stats.norm.pdf(z), "dh applied to the second term only"),
-], ids=["phi_no_half", "erf_z_over_2", "no_half_erf", "sqrt_pi", "sigmoid", "silu", "dh_one_term"])
+]
+
+
+@pytest.mark.parametrize("fn, name", MORE_GELU_MISTAKES,
+                         ids=["phi_no_half", "erf_z_over_2", "no_half_erf", "sqrt_pi", "sigmoid", "silu",
+                              "dh_one_term"])
 def test_gelu_backward_names_more_mistakes(fn, name, capsys):
     with np.errstate(over="ignore"):
         assert not check_gelu_backward(fn)
@@ -715,8 +745,19 @@ def gelu_backward_clipped(z, dh):
     return dh * (ndtr(z) + z * np.exp(-z ** 2 / 2) / np.sqrt(2 * np.pi))
 
 
+def relu_backward_two_dimensions_only(z, dh):
+    """Written for tokens x units: a double loop over rows and columns, not any number of dimensions."""
+    Z, D = np.atleast_2d(z), np.atleast_2d(dh)
+    dz = np.zeros(D.shape)
+    for t in range(Z.shape[0]):
+        for j in range(Z.shape[1]):
+            dz[t, j] = D[t, j] if Z[t, j] > 0 else 0.0
+    return dz.reshape(np.shape(z))
+
+
 @pytest.mark.parametrize("check, fn", [(check_numerical_gradient, numerical_gradient_two_dimensions_only),
-                                       (check_gelu_backward, gelu_backward_clipped)])
+                                       (check_gelu_backward, gelu_backward_clipped),
+                                       (check_relu_backward, relu_backward_two_dimensions_only)])
 def test_answers_right_only_on_the_easy_inputs_fail_in_public(check, fn, capsys, monkeypatch):
     monkeypatch.delenv("FFN_GRADING", raising=False)
     monkeypatch.delenv("NBGRADER_EXECUTION", raising=False)
@@ -740,3 +781,65 @@ def test_ffn_backward_a_gradient_off_in_its_seventh_digit_fails(capsys):
         return dz @ W1.T, x.T @ dz, dz.sum(0), np.maximum(z, 0).T @ dy, dy.sum(0) * (1 + 1e-7)
     assert not check_ffn_backward(ffn_backward)
     assert "db2" in capsys.readouterr().out
+
+
+# ---- hidden cases drawn from the grading secret (the helpers are lesson 07's) -------------------------------
+@pytest.mark.parametrize("check, builder, right, wrong", [
+    (check_relu_backward, L8._relu_hidden, [relu_backward_numpy, relu_backward_where, relu_backward_copy_and_zero,
+                                            relu_backward_loop, relu_backward_heaviside],
+     RELU_MISTAKES + MORE_RELU_MISTAKES),
+    (check_ffn_backward, L8._ffn_hidden, [backward_numpy, backward_per_token, backward_einsum, backward_lists],
+     FFN_MISTAKES + MORE_FFN_MISTAKES),
+    (check_numerical_gradient, L8._numerical_hidden, [numerical_ndindex, numerical_copies, numerical_nditer],
+     NUMERICAL_MISTAKES + MORE_NUMERICAL_MISTAKES),
+    (check_gelu_backward, L8._gelu_hidden, [gelu_backward_scipy, gelu_backward_erf_loop, gelu_backward_stats],
+     GELU_MISTAKES + MORE_GELU_MISTAKES),
+], ids=["relu_backward", "ffn_backward", "numerical_gradient", "gelu_backward"])
+def test_hidden_cases_are_drawn_from_the_grading_secret(check, builder, right, wrong, monkeypatch, capsys):
+    with np.errstate(over="ignore"):
+        assert_hidden_cases_are_drawn_from_the_secret(check, builder, right, wrong, monkeypatch, capsys)
+
+
+@pytest.mark.parametrize("secret", SECRETS)
+def test_hidden_relu_cases_have_exact_zeros_and_every_mask_mistake_fails_them(secret):
+    """Each hidden case has z exactly 0 where dh is not 0 (relu'(0) = 0 decides there), a unit that fired and
+    one that did not with dh > 0, and the batch 3 or 4 dimensions: every known relu_backward mistake gets
+    each hidden case wrong."""
+    batch, matrix = drawn(L8._relu_hidden, secret)
+    assert batch.args["z"].ndim in (3, 4) and all(2 <= n <= 5 for n in batch.args["z"].shape)
+    assert matrix.args["z"].ndim == 2 and all(2 <= n <= 9 for n in matrix.args["z"].shape)
+    for case in (batch, matrix):
+        z, dh = case.args["z"], case.args["dh"]
+        assert z.shape == dh.shape and np.count_nonzero(z == 0) >= 2 and np.all(dh != 0)
+        assert np.any(z > 0) and np.any((z < 0) & (dh > 0))
+        expected = L8._relu_backward(z, dh)
+        for mistake in L8._RELU_MISTAKES:
+            assert not np.allclose(mistake.fn(z, dh), expected), (mistake.name, case.name)
+
+
+@pytest.mark.parametrize("secret", SECRETS)
+def test_hidden_ffn_case_has_three_different_sizes_and_a_unit_off_for_every_token(secret):
+    (case,) = drawn(L8._ffn_hidden, secret)
+    x, W1, b1 = case.args["x"], case.args["W1"], case.args["b1"]
+    (T, d), d_ff = x.shape, W1.shape[1]
+    assert len({T, d, d_ff}) == 3 and all(2 <= n <= 7 for n in (T, d, d_ff))
+    fired = (x @ W1 + b1) > 0
+    assert (~fired.any(axis=0)).sum() >= 1 and fired.any()          # a unit off for every token; others fire
+
+
+@pytest.mark.parametrize("secret", SECRETS)
+def test_hidden_numerical_cases_keep_their_shapes(secret):
+    """The sine case's a is a transposed matrix: nudges written into a.reshape(-1) are lost on it."""
+    cube, sine = drawn(L8._numerical_hidden, secret)
+    assert 1 <= cube.args["a"].ndim <= 4 and all(2 <= n <= 3 for n in cube.args["a"].shape)
+    a = sine.args["a"]
+    assert a.ndim == 2 and all(2 <= n <= 4 for n in a.shape) and not a.flags["C_CONTIGUOUS"]
+    assert not np.allclose(L8._reshaped_copy(sine.args["f"], a, 1e-5),                # its nudges miss a
+                           L8._numerical_reference(sine.args["f"], a.copy(), 1e-5))
+
+
+@pytest.mark.parametrize("secret", SECRETS)
+def test_hidden_gelu_case_keeps_its_shape(secret):
+    (case,) = drawn(L8._gelu_hidden, secret)
+    assert 1 <= case.args["z"].ndim <= 4 and all(2 <= n <= 4 for n in case.args["z"].shape)
+    assert case.args["z"].shape == case.args["dh"].shape

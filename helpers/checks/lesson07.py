@@ -9,7 +9,7 @@ import numpy as np
 
 from helpers.block import LN_EPS, layer_norm
 from helpers.checks._core import (Case, Mistake, array_problem, check_function, close, close_float64, fmt,
-                                  not_a_function)
+                                  hidden_rng, not_a_function)
 from helpers.checks._verdict import grader
 from helpers.ffn import ffn, softmax
 from helpers.moe import make_experts, route
@@ -245,9 +245,36 @@ def _route_cases():
 _SPREAD = np.array([[1000.0, 999.0, 0.0, -1000.0], [-1000.0, -1001.0, -1500.0, -2000.0]])
 
 
+def _redrawn(draw: Callable[[], Any], ok: Callable[[Any], bool], tries: int = 100):
+    """draw() again until ok(what it drew): a hidden case keeps the property its name or the check relies on,
+    whatever the grading secret (a bounded loop, and the same draws for the same generator)."""
+    for _ in range(tries):
+        value = draw()
+        if ok(value):
+            return value
+    raise RuntimeError(f"no draw in {tries} has the property asked")
+
+
+def _apart(logits, gap: float = 0.0) -> bool:
+    """Whether no two logits of a token (a row) are equal, or within `gap` of each other."""
+    return bool(np.all(np.diff(np.sort(logits, axis=-1), axis=-1) > gap))
+
+
 def _route_hidden():
-    rng = np.random.default_rng(3)
-    return [Case("top 2 of 6 experts for 5 tokens", {"logits": np.round(rng.normal(size=(5, 6)), 3), "k": 2})]
+    """Drawn at grading time from the secret: the sizes and k as well as the logits, no two of a token's equal
+    (the tie cases are public, and named as such)."""
+    rng = hidden_rng(3)
+    cases = []
+    for name, scale, ok in [
+            ("a random routing: 3 to 8 tokens, the top k of 4 to 9 experts (k below the number of experts)", 1.0,
+             _apart),
+            ("random large logits, some above 800 (a naive exp overflows): 3 to 8 tokens, the top k of 4 to 9 "
+             "experts", 500.0, lambda logits: _apart(logits) and logits.max() > 800)]:
+        n, n_experts = int(rng.integers(3, 9)), int(rng.integers(4, 10))
+        k = int(rng.integers(1, n_experts))
+        logits = _redrawn(lambda: np.round(rng.normal(size=(n, n_experts)), 3) * scale, ok)
+        cases.append(Case(name, {"logits": logits, "k": k}))
+    return cases
 
 
 class _Sorted(tuple):
@@ -376,7 +403,7 @@ def check_route(fn) -> bool:
     logits as their weights. Any order of a token's k choices is accepted, and any choice among tied experts."""
     return check_function(
         "route", fn, _route_cases(), _reference_route, _route_problem, _ROUTE_MISTAKES,
-        compare=_route_close, normalize=_as_routing, describe=_describe_routing, hidden=_route_hidden(),
+        compare=_route_close, normalize=_as_routing, describe=_describe_routing, hidden=_route_hidden,
         fallback_hint="for each token (row), take the k largest logits, then weights = exp(l - max) / sum over "
                       "those k only. Print route(np.array([[2.0, 0.0, 1.0]]), 2): experts [0, 2], weights "
                       "[0.7311, 0.2689].")
@@ -673,10 +700,17 @@ def _moe_problem(value, case):
 
 
 def _moe_hidden():
-    rng = np.random.default_rng(12)
-    return [Case("7 tokens, top 2 of 6 experts, d = 5", {"x": np.round(rng.normal(size=(7, 5)), 3),
-                                                        "W_router": np.round(rng.normal(size=(5, 6)), 3),
-                                                        "experts": make_experts(rng, 6, 5, 7), "k": 2})]
+    """Drawn at grading time from the secret: the sizes, k, x, the router and the experts. No two of a token's
+    logits lie within 1e-6 of each other, so that every right answer chooses the reference's experts (the tie
+    case, with identical experts, is public)."""
+    rng = hidden_rng(12)
+    n, d, n_experts, d_ff = (int(rng.integers(lo, hi)) for lo, hi in [(4, 10), (3, 7), (3, 9), (4, 9)])
+    k = int(rng.integers(1, min(3, n_experts - 1) + 1))
+    x, W_router = _redrawn(lambda: (np.round(rng.normal(size=(n, d)), 3),
+                                    np.round(rng.normal(size=(d, n_experts)), 3)),
+                           lambda drawn: _apart(drawn[0] @ drawn[1], 1e-6))
+    return [Case("a random layer: 4 to 9 tokens, d from 3 to 6, the top k (1 to 3) of 3 to 8 experts",
+                 {"x": x, "W_router": W_router, "experts": make_experts(rng, n_experts, d, d_ff), "k": k})]
 
 
 @grader
@@ -688,7 +722,7 @@ def check_moe_forward(fn) -> bool:
     return check_function(
         "moe_forward", _guarded(fn), _moe_cases(), _reference_moe, _moe_problem, _MOE_MISTAKES,
         compare=close_float64, describe=_rows,
-        hidden=_moe_hidden(),
+        hidden=_moe_hidden,
         fallback_hint="take one failing token: print its k chosen experts and their weights from route, work "
                       "out the weighted sum of those experts' outputs on that token by hand, and compare it "
                       "with your row. (Give route's arrays names other than `experts`, which holds the "
@@ -855,13 +889,22 @@ def _block_close(got, expected) -> bool:
 
 
 def _block_hidden():
-    rng = np.random.default_rng(9)
-    x = np.round(rng.normal(loc=-2.0, scale=4.0, size=(4, 5)), 3)
-    W = np.round(rng.normal(size=(5, 5)), 3)
+    """Drawn at grading time from the secret: the shape ((T, d) or a batch (B, T, d)), x, and the sublayer's
+    weights. Each token's mean is 1.5 to 3 away from 0 (by construction: centred noise plus a centre of its
+    own), so a norm that does not subtract the mean is far off, and the tokens' means differ, so one mean for
+    the whole array is too."""
+    rng = hidden_rng(9)
+    shape = (*(int(v) for v in rng.integers(1, 4, size=int(rng.integers(0, 2)))), int(rng.integers(2, 6)),
+             int(rng.integers(3, 9)))
+    noise = rng.normal(scale=rng.uniform(2.0, 5.0), size=shape)
+    centres = rng.choice([-1.0, 1.0], size=shape[:-1] + (1,)) * rng.uniform(1.5, 3.0, size=shape[:-1] + (1,))
+    x = np.round(noise - noise.mean(axis=-1, keepdims=True) + centres, 3)
+    W = np.round(rng.normal(size=(shape[-1], shape[-1])), 3)
 
     def tanh_ffn(h):
         return np.tanh(h @ W)
-    return [Case("a tanh sublayer (5 -> 5) on 4 off-centre tokens", {"x": x, "ffn": tanh_ffn})]
+    return [Case("a tanh sublayer (d -> d) on random off-centre tokens: (T, d) or a batch (B, T, d) of 1 to 3, "
+                 "2 to 5 tokens, d from 3 to 8", {"x": x, "ffn": tanh_ffn})]
 
 
 @grader
@@ -871,7 +914,7 @@ def check_residual_block(fn) -> bool:
         "residual_block", fn, _block_cases(), _reference_block,
         lambda value, case: array_problem(value, case.args["x"].shape),
         _BLOCK_MISTAKES, compare=_block_close,
-        describe=_rows, hidden=_block_hidden(),
+        describe=_rows, hidden=_block_hidden,
         fallback_hint="run your block with the identity as ffn (lambda h: h) on a small x and compare with "
                       "x + layer_norm(x) by hand: which of the three pieces (what the FFN reads, what it "
                       "returns, what that is added to) differs?")

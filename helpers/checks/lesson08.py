@@ -16,8 +16,8 @@ import numpy as np
 from helpers import gradcheck
 from scipy import special
 
-from helpers.checks._core import (Case, Mistake, a_kind, check_function, close, close_float64, fmt, not_a_function,
-                                  plural)
+from helpers.checks._core import (Case, Mistake, a_kind, check_function, close, close_float64, fmt, hidden_rng,
+                                  not_a_function, plural)
 from helpers.checks._verdict import grader
 from helpers.ffn import ffn, ffn_backward, gelu, gelu_grad, gelu_tanh_grad, silu_grad
 
@@ -121,17 +121,47 @@ def _relu_cases():
     z3 = np.round(rng.normal(size=(2, 3, 5)), 3)
     z3[0, 1, 2] = z3[1, 0, 4] = 0.0
     dh3 = np.round(rng.normal(size=(2, 3, 5)), 3)
-    return ([Case("lesson 01's trace: z = [0, 2], dh = [0.5, -1]",
-                  {"z": np.array([0.0, 2.0]), "dh": np.array([0.5, -1.0])}),
-             Case("3 tokens x 4 units, three pre-activations exactly 0", {"z": z2, "dh": dh2}),
-             Case("every unit off (z <= 0)", {"z": np.array([[-1.0, 0.0, -0.5]]), "dh": np.array([[2.0, -1.0, 3.0]])}),
-             Case("pre-activations a hair either side of 0 (1e-8, -1e-8)",
-                  {"z": np.array([[1e-8, -1e-8, 2e-3, -2e-3], [0.0, 1e-12, -1e-12, 0.5]]),
-                   "dh": np.array([[1.5, -2.0, 0.5, 1.0], [2.0, -0.5, 1.5, -1.0]])}),
-             Case("3 tokens x 4 units of unrounded numbers (no decimal, nor float32, holds them exactly)",
-                  {"z": np.random.default_rng(805).normal(size=(3, 4)),
-                   "dh": np.random.default_rng(806).normal(size=(3, 4))})],
-            [Case("a batch of shape (B, T, d_ff) = (2, 3, 5)", {"z": z3, "dh": dh3})])
+    return [Case("lesson 01's trace: z = [0, 2], dh = [0.5, -1]",
+                 {"z": np.array([0.0, 2.0]), "dh": np.array([0.5, -1.0])}),
+            Case("3 tokens x 4 units, three pre-activations exactly 0", {"z": z2, "dh": dh2}),
+            Case("every unit off (z <= 0)", {"z": np.array([[-1.0, 0.0, -0.5]]), "dh": np.array([[2.0, -1.0, 3.0]])}),
+            Case("pre-activations a hair either side of 0 (1e-8, -1e-8)",
+                 {"z": np.array([[1e-8, -1e-8, 2e-3, -2e-3], [0.0, 1e-12, -1e-12, 0.5]]),
+                  "dh": np.array([[1.5, -2.0, 0.5, 1.0], [2.0, -0.5, 1.5, -1.0]])}),
+            Case("3 tokens x 4 units of unrounded numbers (no decimal, nor float32, holds them exactly)",
+                 {"z": np.random.default_rng(805).normal(size=(3, 4)),
+                  "dh": np.random.default_rng(806).normal(size=(3, 4))}),
+            Case("a batch of shape (B, T, d_ff) = (2, 3, 5)", {"z": z3, "dh": dh3})]
+
+
+def _random_shape(rng, ndims: tuple[int, int], sizes: tuple[int, int]) -> tuple[int, ...]:
+    """A shape of ndims[0] to ndims[1] dimensions, each of sizes[0] to sizes[1] (both ends included)."""
+    ndim = int(rng.integers(ndims[0], ndims[1] + 1))
+    return tuple(int(n) for n in rng.integers(sizes[0], sizes[1] + 1, size=ndim))
+
+
+def _with_zeros(rng, z, dh) -> dict:
+    """The arguments {"z": z, "dh": dh}, with 2 entries of z set exactly to 0 (where relu'(0) = 0 decides), one
+    unit that fired and one that did not (with dh > 0 there, so a mask taken from dh's sign shows), and no
+    entry of dh 0: every known mistake gets the case wrong, whatever the draw."""
+    z, dh = z.copy(), np.where(dh == 0, 1.0, dh)
+    zero, fired, off = np.split(rng.permutation(z.size)[:4], [2, 3])
+    z.flat[zero] = 0.0
+    z.flat[fired] = np.maximum(np.abs(z.flat[fired]), 0.1)
+    z.flat[off] = -np.maximum(np.abs(z.flat[off]), 0.1)
+    dh.flat[off] = np.abs(dh.flat[off])
+    return {"z": z, "dh": dh}
+
+
+def _relu_hidden():
+    """Drawn at grading time from the secret: the shapes and the numbers, with exact zeros in z."""
+    rng = hidden_rng(801)
+    batch = _random_shape(rng, (3, 4), (2, 5))
+    tokens = _random_shape(rng, (2, 2), (2, 9))
+    return [Case("a random batch of 3 or 4 dimensions (2 to 5 along each), some pre-activations exactly 0",
+                 _with_zeros(rng, np.round(rng.normal(size=batch), 3), np.round(rng.normal(size=batch), 3))),
+            Case("a random matrix (2 to 9 tokens x 2 to 9 units) of unrounded numbers, some exactly 0",
+                 _with_zeros(rng, rng.normal(size=tokens), rng.normal(size=tokens)))]
 
 
 def _relu_problem(value: Any, case: Case) -> str | None:
@@ -174,10 +204,9 @@ def _threshold_problem(dz, z, dh) -> str | None:
 @grader
 def check_relu_backward(fn) -> bool:
     """Grade `relu_backward(z, dh)`: dz = dh * relu'(z), element-wise, with relu'(0) = 0."""
-    public, hidden = _relu_cases()
     return check_function(
-        "relu_backward", fn, public, _relu_backward, _relu_problem, _RELU_MISTAKES,
-        normalize=_as_float, hidden=hidden,
+        "relu_backward", fn, _relu_cases(), _relu_backward, _relu_problem, _RELU_MISTAKES,
+        normalize=_as_float, hidden=_relu_hidden,
         compare=close_float64,
         fallback_hint="dz = dh where z > 0, and 0 where z <= 0 (z exactly 0 included).")
 
@@ -321,12 +350,21 @@ def _ffn_cases():
     narrow = _ffn_case("T = 5, d = 3, d_ff = 2 (fewer hidden units than inputs)",
                        rng.normal(size=(5, 3)), rng.normal(size=(3, 2)), rng.normal(size=2),
                        rng.normal(size=(2, 3)), rng.normal(size=3), rng.normal(size=(5, 3)))
-    b1 = rng.normal(size=6)
-    b1[2] = -20.0                                                        # unit 2 is off for every token
-    dead = _ffn_case("T = 4, d = 3, d_ff = 6, one unit off for every token",
-                     rng.normal(size=(4, 3)), rng.normal(size=(3, 6)), b1, rng.normal(size=(6, 3)),
-                     rng.normal(size=3), rng.normal(size=(4, 3)))
-    return [hand, square, wide, narrow], [dead]
+    return [hand, square, wide, narrow]
+
+
+def _ffn_hidden():
+    """Drawn at grading time from the secret: T, d and d_ff (all different, so no transpose runs unseen), the
+    numbers, which hidden unit is off for every token (its bias pushes it below 0 whatever the token), and
+    another that fires on at least one token (so the mask is neither all on nor all off)."""
+    rng = hidden_rng(802)
+    T, d, d_ff = (int(n) for n in rng.choice(np.arange(2, 8), size=3, replace=False))
+    x, W1, b1 = rng.normal(size=(T, d)), rng.normal(size=(d, d_ff)), rng.normal(size=d_ff)
+    off, on = (int(j) for j in rng.choice(d_ff, size=2, replace=False))
+    b1[off] = -(np.abs(x) @ np.abs(W1[:, off])).max() - rng.uniform(0.5, 2.0)
+    b1[on] = max(b1[on], 0.5 - x[int(rng.integers(T))] @ W1[:, on])        # and another fires on some token
+    return [_ffn_case("a random FFN (T, d and d_ff all different, 2 to 7 each), one hidden unit off for every "
+                      "token", x, W1, b1, rng.normal(size=(d_ff, d)), rng.normal(size=d), rng.normal(size=(T, d)))]
 
 
 def _ffn_reference(x, W1, b1, W2, b2, dy):
@@ -419,11 +457,10 @@ class _GradsReport:
 def check_ffn_backward(fn) -> bool:
     """Grade `ffn_backward(x, W1, b1, W2, b2, dy)` for a ReLU FFN and x of shape (T, d):
     returns (dx, dW1, db1, dW2, db2), each shaped like what it is the gradient of."""
-    public, hidden = _ffn_cases()
     grads = _GradsReport()
     return check_function(
-        "ffn_backward", fn, public, _ffn_reference, _ffn_problem, _FFN_MISTAKES,
-        compare=grads.compare, normalize=_as_grads, describe=grads.describe, hidden=hidden,
+        "ffn_backward", fn, _ffn_cases(), _ffn_reference, _ffn_problem, _FFN_MISTAKES,
+        compare=grads.compare, normalize=_as_grads, describe=grads.describe, hidden=_ffn_hidden,
         fallback_hint="go line by line up the forward pass: dW2 = h.T @ dy, db2 = dy.sum(0), dh = dy @ W2.T, "
                       "dz = dh * (z > 0), dW1 = x.T @ dz, db1 = dz.sum(0), dx = dz @ W1.T.")
 
@@ -588,21 +625,35 @@ def _numerical_cases():
         return float(np.sum(ffn(x, W, b1, W2, b2) * dy))
 
     rng = np.random.default_rng(803)
-    return ([Case("f(a) = sum(a**3), a vector of 4", {"f": _cubic_sum, "a": np.array([1.0, -2.0, 0.5, 3.0]),
-                                                     "eps": 1e-5}),
-             Case("f(a) = sum(sin(a) * C), a 2 x 3 matrix", {"f": _sin_weighted,
-                                                           "a": np.array([[0.3, -1.2, 2.0], [0.7, 1.5, -0.4]]),
-                                                           "eps": 1e-5}),
-             Case("L(W1) = sum(FFN(x) * dy) for a 2 -> 3 -> 2 ReLU FFN", {"f": ffn_loss, "a": W1.copy(),
-                                                                          "eps": 1e-6}),
-             Case("a coarse eps = 0.1 on sum(a**3): the central difference is 3 a² + eps² = 3 a² + 0.01",
-                  {"f": _cubic_sum, "a": np.array([1.5, -2.0, 0.5]), "eps": 0.1}),
-             Case("a transposed (a view that is not C-contiguous), f(a) = sum(sin(a) * C)",
-                  {"f": _sin_weighted, "a": np.array([[0.3, 0.7], [-1.2, 1.5], [2.0, -0.4]]).T, "eps": 1e-5}),
-             Case("f(a) = sum(a**3), a (2, 2, 2) array (any number of dimensions)",
-                  {"f": _cubic_sum, "a": np.round(rng.normal(size=(2, 2, 2)), 3), "eps": 1e-5})],
-            [Case("f(a) = sum(a**3), a (3, 1, 2) array", {"f": _cubic_sum, "a": np.round(rng.normal(size=(3, 1, 2)), 3),
-                                                          "eps": 1e-5})])
+    return [Case("f(a) = sum(a**3), a vector of 4", {"f": _cubic_sum, "a": np.array([1.0, -2.0, 0.5, 3.0]),
+                                                    "eps": 1e-5}),
+            Case("f(a) = sum(sin(a) * C), a 2 x 3 matrix", {"f": _sin_weighted,
+                                                          "a": np.array([[0.3, -1.2, 2.0], [0.7, 1.5, -0.4]]),
+                                                          "eps": 1e-5}),
+            Case("L(W1) = sum(FFN(x) * dy) for a 2 -> 3 -> 2 ReLU FFN", {"f": ffn_loss, "a": W1.copy(),
+                                                                         "eps": 1e-6}),
+            Case("a coarse eps = 0.1 on sum(a**3): the central difference is 3 a² + eps² = 3 a² + 0.01",
+                 {"f": _cubic_sum, "a": np.array([1.5, -2.0, 0.5]), "eps": 0.1}),
+            Case("a transposed (a view that is not C-contiguous), f(a) = sum(sin(a) * C)",
+                 {"f": _sin_weighted, "a": np.array([[0.3, 0.7], [-1.2, 1.5], [2.0, -0.4]]).T, "eps": 1e-5}),
+            Case("f(a) = sum(a**3), a (2, 2, 2) array (any number of dimensions)",
+                 {"f": _cubic_sum, "a": np.round(rng.normal(size=(2, 2, 2)), 3), "eps": 1e-5})]
+
+
+def _numerical_hidden():
+    """Drawn at grading time from the secret: a's shape and numbers, and the weights C of the sine case, whose
+    a is a transposed matrix (not C-contiguous, so nudges written into a.reshape(-1) never reach it)."""
+    rng = hidden_rng(803)
+    cube = np.round(rng.normal(size=_random_shape(rng, (1, 4), (2, 3))), 3)
+    rows, cols = (int(n) for n in rng.integers(2, 5, size=2))
+    C = np.round(rng.normal(size=(rows, cols)), 3)
+
+    def sin_weighted(a):
+        return float(np.sum(np.sin(a) * C))
+    return [Case("f(a) = sum(a**3), a random array of 1 to 4 dimensions (2 to 3 along each)",
+                 {"f": _cubic_sum, "a": cube, "eps": 1e-5}),
+            Case("f(a) = sum(sin(a) * C), C random, a transposed random matrix (2 to 4 x 2 to 4: not C-contiguous)",
+                 {"f": sin_weighted, "a": np.round(rng.normal(size=(cols, rows)), 3).T, "eps": 1e-5})]
 
 
 @dataclass(eq=False)
@@ -656,14 +707,14 @@ def _numerical_problem(value: Any, case: Case) -> str | None:
 @grader
 def check_numerical_gradient(fn) -> bool:
     """Grade `numerical_gradient(f, a, eps)`: dF/da by central differences, shaped like a."""
-    public, hidden = _numerical_cases()
     if not callable(fn):
         return not_a_function("numerical_gradient", fn)
     mistakes = [Mistake(m.name, m.fix, _watching_a(m.fn)) for m in _NUMERICAL_MISTAKES]
     return check_function(
-        "numerical_gradient", _watching_a(fn), public, _numerical_reference, _numerical_problem, mistakes,
+        "numerical_gradient", _watching_a(fn), _numerical_cases(), _numerical_reference, _numerical_problem,
+        mistakes,
         compare=lambda got, expected: close(got, expected, rtol=1e-7, atol=1e-9), normalize=_as_float,
-        describe=lambda value: fmt(value, 10), hidden=hidden,
+        describe=lambda value: fmt(value, 10), hidden=_numerical_hidden,
         fallback_hint="use the eps you are given, and for each index of a: keep a[index], set it to kept + "
                       "eps and to kept - eps, evaluate f "
                       "both times, put kept back, and store (up - down) / (2 * eps).")
@@ -740,11 +791,17 @@ _GELU_MISTAKES = [
 def _gelu_cases():
     rng = np.random.default_rng(804)
     z = np.array([-10.0, -8.0, -6.0, -3.0, -1.0, -0.75, 0.0, 0.5, 1.0, 2.0, 4.0, 8.0])
-    return ([Case("a grid from -10 to 8, dh = 1", {"z": z, "dh": np.ones_like(z)}),
-             Case("3 tokens x 4 units, mixed dh", {"z": np.round(rng.normal(0, 2, size=(3, 4)), 3),
-                                                   "dh": np.round(rng.normal(size=(3, 4)), 3)})],
-            [Case("a (2, 2, 3) batch", {"z": np.round(rng.normal(0, 2, size=(2, 2, 3)), 3),
-                                        "dh": np.round(rng.normal(size=(2, 2, 3)), 3)})])
+    return [Case("a grid from -10 to 8, dh = 1", {"z": z, "dh": np.ones_like(z)}),
+            Case("3 tokens x 4 units, mixed dh", {"z": np.round(rng.normal(0, 2, size=(3, 4)), 3),
+                                                  "dh": np.round(rng.normal(size=(3, 4)), 3)})]
+
+
+def _gelu_hidden():
+    """Drawn at grading time from the secret: the shape and the numbers."""
+    rng = hidden_rng(804)
+    shape = _random_shape(rng, (1, 4), (2, 4))
+    return [Case("a random array of 1 to 4 dimensions (2 to 4 along each), mixed dh",
+                 {"z": np.round(rng.normal(0, 2, size=shape), 3), "dh": np.round(rng.normal(size=shape), 3)})]
 
 
 def _sigmoid_gelu_slope(z):
@@ -798,11 +855,10 @@ def _gelu_backward(z, dh):
 @grader
 def check_gelu_backward(fn) -> bool:
     """Grade `gelu_backward(z, dh)`: dz = dh * gelu'(z) for the exact GELU, gelu'(z) = Φ(z) + z φ(z)."""
-    public, hidden = _gelu_cases()
     return check_function(
-        "gelu_backward", fn, public, _gelu_backward, _gelu_problem, _GELU_MISTAKES,
+        "gelu_backward", fn, _gelu_cases(), _gelu_backward, _gelu_problem, _GELU_MISTAKES,
         compare=_gelu_compare, normalize=_as_float,
-        hidden=hidden,
+        hidden=_gelu_hidden,
         fallback_hint="print your slope (dz with dh = 1) at z = 1 and compare it with the two terms of the "
                       "product rule there, Φ(1) = 0.8413 and 1 · φ(1) = 0.2420 (they add up to 1.0833): which term "
                       "is off?")

@@ -58,11 +58,11 @@ GELU = ("def gelu(z):\n    \"\"\"Exact GELU.\"\"\"\n    ### BEGIN SOLUTION\n    
 OWN_GELU = "def gelu(z):\n    from scipy.special import ndtr\n    return z * ndtr(z)"
 
 
-def lesson_notebook(*cells):
+def lesson_notebook(*cells, title="A synthetic lesson"):
     """A notebook of these cells: markdown where a cell starts with '## ' or '### ', code otherwise."""
     nb = nbformat.v4.new_notebook()
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
-    nb.cells = [nbformat.v4.new_markdown_cell("# A synthetic lesson")]
+    nb.cells = [nbformat.v4.new_markdown_cell(f"# {title}\n\nWhat this lesson is about.")]
     nb.cells += [nbformat.v4.new_markdown_cell(c) if c.startswith(("## ", "### ")) else nbformat.v4.new_code_cell(c)
                  for c in cells]
     return nb
@@ -70,9 +70,10 @@ def lesson_notebook(*cells):
 
 SOLUTION_01 = lesson_notebook(IMPORTS, "### Exercise 1 · Trace by hand\n\n**Difficulty:** ● ○ ○", TRACE,
                               "check_hand_trace(hand_trace)", "### Exercise 2 · Which units fire?", FIRING,
-                              "check_firing_units(firing_units)", DEMO, "print('the end of the lesson')")
+                              "check_firing_units(firing_units)", DEMO, "print('the end of the lesson')",
+                              title="Lesson 01 · The hand trace")
 SOLUTION_99 = lesson_notebook(IMPORTS_99, "### Exercise 1 · The trace again", TRACE, "check_hand_trace(hand_trace)",
-                              "## Going further", "### Exercise 2 · GELU", GELU, "check_gelu(gelu)")
+                              "## Going further", "### Exercise 2 · GELU", GELU, "check_gelu(gelu)", title="Extra")
 
 
 def learner_copy(solution, name, replace=None):
@@ -178,8 +179,8 @@ def test_every_row_has_the_same_columns_and_denominators(graded):
     assert sorted(rows) == ["ana", "ben", "cal", "dee", "eve", "fay", "gus", "hal", "ivy", "jon", "kim", "lem",
                             "max", "ned", "oli", "pam", "quin", "zed"]      # ana's two flat files: one learner
     header = list(next(iter(rows.values())))
-    assert header[:5] == ["learner", "01:hand_trace", "01:hand_trace score", "01:hand_trace mistake",
-                          "01:hand_trace flags"]
+    assert header[:6] == ["learner", "01:hand_trace", "01:hand_trace score", "01:hand_trace mistake",
+                          "01:hand_trace detail", "01:hand_trace flags"]
     assert header[-5:] == ["passed", "exercises", "score", "lessons handed in", "notes"]
     assert {r["exercises"] for r in rows.values()} == {"3"}                # the optional gelu is not counted
     assert all(r[e] in grade.VERDICTS for r in rows.values() for e in (*EXERCISES, OPTIONAL))
@@ -320,7 +321,7 @@ def test_report_is_accessible_chart_alt_text_and_table_headers(graded):
     report = (graded["out"] / "report.html").read_text()
     assert '<html lang="en">' in report
     assert report.count('role="img"') == 2 and report.count("<desc id=") == 2      # one chart per lesson
-    assert "Lesson 01: hand trace: share of the 16 learner(s) who handed it in passing each exercise. " \
+    assert "Lesson 01: The hand trace: share of the 16 learner(s) who handed it in passing each exercise. " \
            "hand_trace: 10 of 16 pass; firing_units: 10 of 16 pass." in report           # the chart's alt text
     assert '<th scope="col">not handed in</th>' in report and "<caption>" in report
     assert "<td>ivy</td><td>firing_units</td><td>same code as solutions/</td>" in report
@@ -513,8 +514,11 @@ def test_a_syntax_error_under_an_import_of_the_courses_function_fails_naming_why
     assert lem[f"{OPTIONAL} mistake"] == "the course's reference was checked, not the learner's function"
     assert lem[f"{OPTIONAL} flags"] == ""                        # the verdict says it; no "uses helpers.ffn.gelu"
     assert "99_extra.ipynb: the code of Exercise 2 · GELU raised SyntaxError: " in lem["notes"]
-    assert "Lesson 99: extra\n    gelu (optional): 1 of 2: the course's reference was checked, not the learner's " \
-           "function" in (graded["out"] / "summary.txt").read_text()
+    summary = (graded["out"] / "summary.txt").read_text()
+    # Listed apart from the learners' mistakes: a fail for handing in the reference, not a slip in the computation.
+    assert "the course's reference was checked" not in summary.split("Handed in the course's reference")[0]
+    assert "Handed in the course's reference instead of their own code (a fail, not a mistake in the " \
+           "computation):\n  01:firing_units: quin\n  99:gelu (optional): lem\n" in summary
 
 
 def test_optional_exercises_are_marked_in_summary_and_verdicts_csv(graded):
@@ -531,7 +535,7 @@ def test_optional_exercises_are_marked_in_summary_and_verdicts_csv(graded):
     report = (out / "report.html").read_text()
     assert '<th scope="row">gelu (optional)</th>' in report
     brief = report.split("<h2>Before the next session</h2>")[1].split("<h2>")[0]
-    assert "<li>hand_trace (Lesson 01: hand trace): 10 of 16 passed" in brief
+    assert "<li>hand_trace (Lesson 01: The hand trace): 10 of 16 passed" in brief
     assert "gelu (optional) (" not in brief              # fewest passed: of the core exercises (gelu: 1 of 2)
 
 
@@ -599,7 +603,7 @@ def test_every_lessons_commonest_mistakes_are_listed_and_a_cut_list_says_so(tmp_
 
 def test_report_says_who_did_not_pass_each_exercise(graded):
     report = (graded["out"] / "report.html").read_text()
-    lesson_01 = report.split("<h2>Lesson 01: hand trace</h2>")[1].split("<h2>")[0]
+    lesson_01 = report.split("<h2>Lesson 01: The hand trace</h2>")[1].split("<h2>")[0]
     assert "<caption>Lesson 01: who did not pass, per exercise</caption>" in lesson_01
     assert '<th scope="col">verdict and mistake</th>' in lesson_01
     assert '<tr><th scope="row">hand_trace</th><td>fail: b1 left out</td><td class="n">1</td><td>cal</td></tr>' \
@@ -640,3 +644,32 @@ def test_no_right_answer_in_the_course_banks_is_flagged_as_a_copy():
                        "collapse", "residual_block", "detector_weights", "ffn_backward"}
     assert not any(not_distinctive & lesson.distinctive for lesson in course.values())
     assert any("ffn_forward" in lesson.distinctive for lesson in course.values())
+
+
+def test_report_titles_totals_and_reference_use_apart(graded):
+    report = (graded["out"] / "report.html").read_text()
+    assert "<h2>Lesson 01: The hand trace</h2>" in report and "<h2>Lesson 99: Extra</h2>" in report
+    ana = graded["rows"]["ana"]
+    assert f'<tr><th scope="row">ana</th><td>{ana["passed"]} of {ana["exercises"]} passed, score {ana["score"]}' \
+           '</td></tr>' in report
+    lesson_01 = report.split("<h2>Lesson 01: The hand trace</h2>")[1].split("<h2>")[0]
+    assert "<caption>Lesson 01: handed in the course's reference instead of their own code" in lesson_01
+    assert "<tr><td>firing_units</td><td>quin</td></tr>" in lesson_01
+    mistakes = lesson_01.split("every named mistake")[1].split("</table>")[0]
+    assert "reference" not in mistakes
+    assert "Every exercise was checked again in a clean process, with hidden cases drawn from a new secret (id " \
+        in report
+
+
+def test_a_lesson_nobody_handed_in_has_no_empty_chart(tmp_path):
+    model = {"format": grade_report.FORMAT, "lessons": {"01_hand_trace": ["check_hand_trace"],
+                                                        "02_pure_python": ["check_matvec"]},
+             "titles": {}, "optional": [], "settings": {"submissions": "s", "cell_timeout": 60, "timeout": 600},
+             "notebooks": 1, "seconds": 1.0, "learners": {"ann": {"notes": [], "handed_in": ["01_hand_trace"],
+                "exercises": {"01:hand_trace": {"verdict": "pass", "passed": 3, "total": 3, "score": 1.0,
+                                                "mistake": "", "named": False, "flags": [], "notebook": "x"},
+                              "02:matvec": {"verdict": "not handed in", "passed": None, "total": None, "score": 0.0,
+                                            "mistake": "", "named": False, "flags": [], "notebook": ""}}}}}
+    report = grade_report.report_html(model)
+    assert "Nobody handed lesson 02 in." in report and "0 of 0" not in report
+    assert report.count('role="img"') == 1

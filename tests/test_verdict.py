@@ -290,3 +290,25 @@ def test_the_courses_own_function_under_the_exercises_name_fails_and_counts(tmp_
     monkeypatch.setenv(_verdict.NBGRADER_ENV, "autograde")
     with pytest.raises(CheckFailed, match="the course's reference was checked"):
         check_ffn_forward(ffn_forward)
+
+
+def test_the_mistake_is_the_checks_diagnosis_and_the_shape_goes_to_the_detail(capsys):
+    """An unsummed bias gradient: the check says what came back (a shape) and then what is wrong; the verdict
+    keeps the diagnosis as the mistake and the shape as the detail."""
+    import numpy as np
+    from helpers.checks import check_ffn_backward
+
+    def ffn_backward(x, W1, b1, W2, b2, dy):
+        z = x @ W1 + b1
+        h = np.maximum(z, 0)
+        dz = (dy @ W2.T) * (z > 0)
+        return dz @ W1.T, x.T @ dz, dz.sum(axis=0, keepdims=True), h.T @ dy, dy.sum(axis=0)
+    verdict = check_ffn_backward(ffn_backward)
+    assert verdict.mistake.startswith("db1 was not summed over the tokens")
+    assert "shape (1, 2)" in verdict.detail and "expected (2,)" in verdict.detail
+
+
+def test_a_first_sentence_that_names_the_mistake_stays_the_mistake():
+    what, diagnosis = _verdict.split_problem("returned `experts` as floats (the first is 3.0). np.argsort returns "
+                                             "ints: give np.zeros dtype=int.")
+    assert (what, diagnosis) == ("returned `experts` as floats (the first is 3.0)", "")

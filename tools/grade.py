@@ -9,17 +9,21 @@ named after the file (`bob.ipynb`). Which lesson a notebook is comes from its fi
 it), else from the metadata `make notebooks` writes into every learner copy, else from the checks it calls.
 
 What runs: each notebook runs top to bottom in a fresh kernel of this environment, in a scratch folder, with
-FFN_GRADING=1 (so checks run their hidden cases too). Every cell has a time limit (--cell-timeout, 60 s): a
-cell that runs longer is interrupted and the next cell runs. A cell that kills the kernel, or will not stop
-when interrupted, is skipped: a fresh kernel re-runs the cells before it (their checks are not counted again)
-and carries on after it. The notebook as a whole has a budget too (--timeout, 600 s). So a hang or a crash in
-one exercise does not cost the others.
+the public cases only. Every cell has a time limit (--cell-timeout, 60 s): a cell that runs longer is
+interrupted and the next cell runs. A cell that kills the kernel, or will not stop when interrupted, is
+skipped: a fresh kernel re-runs the cells before it (their checks are not counted again) and carries on after
+it. The notebook as a whole has a budget too (--timeout, 600 s). So a hang or a crash in one exercise does not
+cost the others.
 
-What counts: before the learner's first cell the grader wraps every `check_<exercise>` of helpers.checks so
-that each call records the Verdict it returns (status, cases passed of cases, the named mistake). The
-learner's LAST call of a check counts, whichever cell makes it (a fix written in a new cell below a failing
-check counts); calls from the course's own cells other than that exercise's check cell do not (lesson 02
-shows a check failing on purpose, `passed = check_ffn_forward(ffn_one_stride)`: no attempt of the learner's).
+What counts: the grader's own first cell (helpers.grading.install) records every call of a `check_<exercise>`
+and the function it was given. The learner's LAST call of a check counts, whichever cell makes it (a fix
+written in a new cell below a failing check counts); calls from the course's own cells other than that
+exercise's check cell do not (lesson 02 shows a check failing on purpose, `passed = check_ffn_forward(
+ffn_one_stride)`: no attempt of the learner's). The grader's last cell copies those functions out of the
+kernel, and each is checked again in a clean process with hidden cases drawn from a secret of this run
+(helpers.grading.grade_clean): that verdict is the one that counts, and the executed copy's check cell shows
+its report. What the learner's cells did to the checks (helpers.grading.scan, and what changed in the kernel)
+is flagged. README, "Grading: what it defends against".
 
 One verdict per exercise and learner, the same columns and denominators for everyone:
     pass            every case passed (hidden ones included)
@@ -560,7 +564,8 @@ def _error_note(cells: list, index: int, exercises: set[str], output: dict) -> s
 def grade_notebook(learner: str, path: Path, submissions: Path, out: Path, course: dict[str, Lesson],
                    cell_timeout: float = CELL_TIMEOUT, timeout: float = NOTEBOOK_TIMEOUT,
                    known: dict[str, list[str]] | None = None, secret: str | None = None) -> Result:
-    """Execute one notebook with the recorder in front and read what its checks said; never raises.
+    """Execute one notebook between the grader's own cells, then check its exercises in a clean process (see
+    the module docstring); never raises.
     `course` holds the lessons graded; `known`, every lesson of the course (to recognise the others)."""
     secret = secret or grading.new_secret()
     relative = path.relative_to(submissions)

@@ -168,7 +168,10 @@ def summary_text(model: dict, out: Path) -> str:
              f"{settings.get('submissions', '?')} (time limit {settings.get('cell_timeout', '?'):g} s per cell, "
              f"{settings.get('timeout', '?'):g} s per notebook)"
              + (f", merged from shards {shards}" if shards else "") + ".",
-             f"Files: {out / 'grades.csv'}, {out / 'report.html'}", ""]
+             f"Files: {out / 'grades.csv'}, {out / 'report.html'}"]
+    if settings.get("hidden cases"):
+        lines.append(f"Hidden cases: {settings['hidden cases']}; each exercise was checked in a clean process.")
+    lines.append("")
     if settings.get("missing_shards"):
         lines += [f"MISSING shards: {settings['missing_shards']}: their learners are not in these files.", ""]
     lines += [f"INCOMPLETE MERGE: {problem}." for problem in merge_problems(settings)
@@ -199,6 +202,12 @@ def summary_text(model: dict, out: Path) -> str:
                     made = _plural(sum(n for _, _, n in rest), "time")
                     lines.append(f"    ... and {_plural(len(rest), 'more named mistake')} in this lesson, made {made} "
                                  "in all: report.html lists every one")
+            lines.append("")
+        reference = [(key, s) for key, s in stats.items() if s["reference"]]
+        if reference:
+            lines.append("Handed in the course's reference instead of their own code (a fail, not a mistake in "
+                         "the computation):")
+            lines += [f"  {names[key]}: {', '.join(s['reference'])}" for key, s in reference]
             lines.append("")
         flags = [(s["exercise"], learner, flag) for s in stats.values() for learner, flag in s["flags"]]
         if flags:
@@ -301,6 +310,9 @@ def report_html(model: dict) -> str:
            f"{len(model['lessons'])} lesson(s). Each learner's row is in <a href=\"grades.csv\">grades.csv</a>; "
            "one row per learner and exercise in <a href=\"verdicts.csv\">verdicts.csv</a>. Rates and counts "
            "are of the learners who handed the lesson in.</p>"]
+    if settings.get("hidden cases"):
+        out.append(f"<p>Every exercise was checked again in a clean process, with hidden cases "
+                   f"{html.escape(settings['hidden cases'])}.</p>")
     if settings.get("missing_shards"):
         out.append(f"<p><strong>Missing shards: {html.escape(str(settings['missing_shards']))}.</strong> "
                    "Their learners are not in this report.</p>")

@@ -13,7 +13,8 @@ from helpers.checks.lesson01 import _ABOVE, _BELOW, _ON, _firing_cases, _referen
 from helpers.ffn import ffn, relu
 from helpers.toy import B1_484, NET_484, W1_484, X_ROBOT
 
-from grading_secrets import SECRETS, assert_caught_by_every_secret, graded_under, memorising_forgery
+from hidden_under_secrets import (SECRETS, assert_drawn_afresh, assert_forgery_fails_under_every_secret, graded_under,
+                                  memorising_forgery)
 
 RIGHT_TRACE = ([4, -1], [4, 0], [5, -1])
 
@@ -575,14 +576,11 @@ def test_firing_units_as_an_array_built_from_a_list_passes_even_when_empty(capsy
 
 
 # ---- hidden cases: drawn at grading time from a secret, so that no table of cases passes ----------------
-def key(*args):
-    return repr([np.asarray(a, dtype=float).tolist() for a in args])
-
-
 def test_a_memorised_table_passes_the_fixed_cases_but_fails_every_secret(capsys):
     # A table of every input recorded from a run with FFN_GRADING=1, and no unit at all for any other input.
-    forgery = memorising_forgery(check_firing_units, _reference_firing, key=key, otherwise=[])
-    assert_caught_by_every_secret(check_firing_units, forgery, len(_firing_cases()), 3, capsys)
+    forgery = memorising_forgery(check_firing_units, _reference_firing, otherwise=[], answer_afterwards=True)
+    assert_forgery_fails_under_every_secret(check_firing_units, forgery, capsys, n_public=len(_firing_cases()),
+                                            n_hidden=3)
 
 
 @pytest.mark.parametrize("secret", SECRETS)
@@ -602,17 +600,7 @@ def test_under_a_secret_right_answers_pass_and_the_whole_bank_still_fails(secret
 
 def test_hidden_cases_differ_between_secrets_and_not_within_one():
     from helpers.checks.lesson01 import _firing_hidden
-    drawn = {}
-    for secret in (None, *SECRETS):
-        with graded_under(secret):
-            drawn[secret] = [key(*case.args.values()) for case in _firing_hidden()]
-            assert [key(*case.args.values()) for case in _firing_hidden()] == drawn[secret]   # the same again
-    for a, b in itertools.combinations(drawn, 2):
-        assert all(x != y for x, y in zip(drawn[a], drawn[b])), (a, b)     # every kind drawn afresh
-    with graded_under(SECRETS[0]):
-        names = [case.name for case in _firing_hidden()]
-    with graded_under(SECRETS[1]):
-        assert [case.name for case in _firing_hidden()] == names            # names say the kind, not the draw
+    assert_drawn_afresh(_firing_hidden)
 
 
 @pytest.mark.parametrize("secret", (None, *SECRETS))

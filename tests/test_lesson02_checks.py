@@ -14,7 +14,8 @@ from helpers.checks.lesson02 import (FFN_CASES, FFN_MISTAKES, MATVEC_CASES, MATV
                                      TRANSPOSE_MISTAKES, _ffn_hidden, numpy_uses)
 from helpers.ffn import ffn
 
-from grading_secrets import SECRETS, assert_caught_by_every_secret, graded_under, memorising_forgery
+from hidden_under_secrets import (SECRETS, assert_drawn_afresh, assert_forgery_fails_under_every_secret, graded_under,
+                                  memorising_forgery, same_repr)
 
 
 # ---- helpers.flat ----------------------------------------------------------------------------------------
@@ -836,8 +837,8 @@ CHECKS = {"ffn_forward": (check_ffn_forward, flat.ffn_forward, FFN_CASES),
 def test_a_memorised_table_passes_the_fixed_cases_but_fails_every_secret(exercise, capsys):
     check, reference, public = CHECKS[exercise]
     # A table of every input recorded from a run with FFN_GRADING=1 (lists and loops only), None otherwise.
-    forgery = memorising_forgery(check, reference)
-    assert_caught_by_every_secret(check, forgery, len(public), 3, capsys)
+    forgery = memorising_forgery(check, reference, answer_afterwards=True, same=same_repr)
+    assert_forgery_fails_under_every_secret(check, forgery, capsys, n_public=len(public), n_hidden=3)
 
 
 RIGHT_ANSWERS = {"ffn_forward": ["ffn_nested_loops", "ffn_comprehensions", "ffn_returning_tuple",
@@ -886,16 +887,7 @@ def test_an_answer_for_three_rows_at_most_passes_in_public_and_fails_every_gradi
 @pytest.mark.parametrize("exercise, build", [("ffn_forward", "_ffn_hidden"), ("matvec", "_matvec_hidden"),
                                              ("transpose", "_transpose_hidden")])
 def test_hidden_cases_differ_between_secrets_and_not_within_one(exercise, build):
-    build = getattr(lesson02, build)
-    drawn, names = {}, {}
-    for secret in (None, *SECRETS):
-        with graded_under(secret):
-            drawn[secret] = [repr(case.args) for case in build()]
-            assert [repr(case.args) for case in build()] == drawn[secret]   # the same cases again
-            names[secret] = [case.name for case in build()]
-    for a, b in itertools.combinations(drawn, 2):
-        assert all(x != y for x, y in zip(drawn[a], drawn[b])), (exercise, a, b)   # every kind drawn afresh
-    assert len({tuple(n) for n in names.values()}) == 1                       # names say the kind, not the draw
+    assert_drawn_afresh(getattr(lesson02, build))
 
 
 def shape(case):

@@ -10,7 +10,7 @@ from helpers.checks import check_count_ffn_params, check_ffn_batched, check_ffn_
 from helpers.checks import lesson03
 from helpers.ffn import ffn, relu
 from hidden_under_secrets import (SECRETS, assert_drawn_afresh, assert_forgery_fails_under_every_secret, drawn,
-                                  graded_under, memorised, sizes)
+                                  graded_under, memorising_forgery, sizes)
 
 
 @pytest.fixture(autouse=True)
@@ -1117,8 +1117,9 @@ def test_wrong_answers_fail_the_hidden_cases_alone_under_every_secret(check, fn,
 def test_a_table_of_the_fixed_cases_fails_under_every_secret(check, right, replay, capsys, monkeypatch):
     """A forgery that tables the answers of a FFN_GRADING=1 run (ffn_batched and ffn_chunked are judged on their
     hidden cases alone under the secrets, see leave_out_public_cases)."""
-    assert_forgery_fails_under_every_secret(check, memorised(check, right, monkeypatch, replay), N_HIDDEN[check],
-                                            capsys, monkeypatch, leave_out_public_cases)
+    assert_forgery_fails_under_every_secret(check, memorising_forgery(check, right, replay=replay), capsys,
+                                            n_hidden=N_HIDDEN[check],
+                                            hidden_only=lambda: leave_out_public_cases(monkeypatch))
 
 
 @pytest.mark.parametrize("build", BUILDERS.values(), ids=BUILDERS)

@@ -15,7 +15,7 @@ from helpers import ffn as reference
 from helpers import params
 from helpers.checks import check_gelu, check_silu, check_swiglu_ffn, check_swiglu_hidden, lesson04
 from hidden_under_secrets import (SECRETS, assert_drawn_afresh, assert_forgery_fails_under_every_secret, drawn,
-                                  graded_under, memorised, sizes)
+                                  graded_under, memorising_forgery, sizes)
 
 FAIL = "\u2718"
 SQRT2 = math.sqrt(2.0)
@@ -764,10 +764,9 @@ def test_wrong_answers_fail_the_hidden_cases_alone_under_every_secret(check, fn,
 
 @pytest.mark.parametrize("check, right", [(check_gelu, gelu_scipy_erf), (check_silu, silu_expit),
                                           (check_swiglu_ffn, swiglu_matmul), (check_swiglu_hidden, hidden_ceil)])
-def test_a_table_of_the_fixed_cases_fails_under_every_secret(check, right, capsys, monkeypatch):
+def test_a_table_of_the_fixed_cases_fails_under_every_secret(check, right, capsys):
     """A forgery that tables the answers of a FFN_GRADING=1 run."""
-    assert_forgery_fails_under_every_secret(check, memorised(check, right, monkeypatch), N_HIDDEN[check], capsys,
-                                            monkeypatch)
+    assert_forgery_fails_under_every_secret(check, memorising_forgery(check, right), capsys, n_hidden=N_HIDDEN[check])
 
 
 @pytest.mark.parametrize("build, drawn_sizes", [(BUILDERS["gelu"], (0, 2)), (BUILDERS["silu"], (0, 2)),
@@ -775,7 +774,7 @@ def test_a_table_of_the_fixed_cases_fails_under_every_secret(check, right, capsy
                                                 (BUILDERS["swiglu_hidden"], (0, 1, 2, 3, 4, 5))],
                          ids=BUILDERS)
 def test_hidden_cases_are_drawn_afresh_under_each_secret_and_named_by_kind(build, drawn_sizes):
-    runs = assert_drawn_afresh(build)
+    runs = assert_drawn_afresh(build, every_case=False)
     for index in drawn_sizes:                                            # sizes are drawn, not only numbers
         assert len({sizes(run[index]) for run in runs}) > 1, runs[0][index].name
 

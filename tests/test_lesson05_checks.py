@@ -1,8 +1,8 @@
 """Lesson 05's graders against banks of right and wrong answers."""
 import numpy as np
 import pytest
-from hidden_draws import (SECRETS, assert_a_memorising_forgery_fails_under_secrets,
-                          assert_banks_pass_and_fail_under_secrets, assert_drawn_afresh_for_each_secret, secret)
+from hidden_under_secrets import (SECRETS, assert_banks_pass_and_fail_under_secrets, assert_drawn_afresh,
+                                  assert_forgery_fails_under_every_secret, graded_under, memorising_forgery)
 
 from helpers.and_not import DETECTOR
 from helpers.checks import _verdict, check_collapse, check_detector_weights, check_residual_collapse, lesson05
@@ -472,19 +472,19 @@ def test_under_each_secret_right_answers_pass_and_wrong_ones_are_still_named(che
 
 @pytest.mark.parametrize("check, draw, right, wrong, n_public", HIDDEN, ids=IDS)
 def test_a_table_of_the_cases_the_learners_copy_runs_fails_under_every_secret(check, draw, right, wrong, n_public,
-                                                                               capsys, monkeypatch):
-    assert_a_memorising_forgery_fails_under_secrets(check, right[0], n_public, capsys, monkeypatch)
+                                                                               capsys):
+    assert_forgery_fails_under_every_secret(check, memorising_forgery(check, right[0]), capsys, n_public=n_public)
 
 
 @pytest.mark.parametrize("draw", [lesson05._collapse_hidden, lesson05._residual_hidden], ids=IDS)
 def test_hidden_cases_are_drawn_afresh_for_each_secret_and_the_same_twice_under_one(draw):
-    assert_drawn_afresh_for_each_secret(draw)
+    assert_drawn_afresh(draw)
 
 
 def test_the_hidden_cases_keep_their_kinds_under_every_secret():
     """Sizes are drawn, within what each case's name says; the bottleneck stays a bottleneck."""
     for value in (None, *SECRETS):
-        with secret(value):
+        with graded_under(value):
             (layers, wide), (expanding, bottleneck) = lesson05._collapse_hidden(), lesson05._residual_hidden()
         for case in (layers, wide):
             W1, b1, W2, b2 = (case.args[n] for n in ("W1", "b1", "W2", "b2"))

@@ -5,8 +5,8 @@ import math
 
 import numpy as np
 import pytest
-from hidden_draws import (SECRETS, assert_a_memorising_forgery_fails_under_secrets,
-                          assert_banks_pass_and_fail_under_secrets, assert_drawn_afresh_for_each_secret, secret)
+from hidden_under_secrets import (SECRETS, assert_banks_pass_and_fail_under_secrets, assert_drawn_afresh,
+                                  assert_forgery_fails_under_every_secret, graded_under, memorising_forgery)
 
 from helpers import kv_memory as kv
 from helpers.checks import _verdict, check_ffn_as_sum, check_store_fact, check_top_units
@@ -797,12 +797,11 @@ def test_the_right_units_in_another_order_are_named(capsys):
     assert ok or "another order" in out or "smallest first" in out, out
 
 
-def test_a_list_sorted_by_another_length_is_not_told_to_sort(monkeypatch, capsys):
+def test_a_list_sorted_by_another_length_is_not_told_to_sort(capsys):
     """On the hidden case the L1 ranking picks the right units in another order: the message says which pair
     is out of order by the Euclidean length, not only "list them largest first" (the list was sorted)."""
     for value in (None, *SECRETS):
-        with secret(value):
-            monkeypatch.setenv("FFN_GRADING", "1")
+        with graded_under(value):
             ok, out = verdict(check_top_units, top_l1, capsys)
         hidden = next(line for line in out.splitlines() if "hidden: " in line)
         assert not ok and "the right units in another order" in hidden and "comes before unit" in hidden, out
@@ -1203,7 +1202,7 @@ def test_store_fact_stub_exception_none_and_mutation(capsys):
 def test_store_cases_keep_old_keys_below_the_threshold_and_probes_orthogonal_to_them():
     drawn = []
     for value in (None, *SECRETS):
-        with secret(value):
+        with graded_under(value):
             drawn += L._store_hidden()
     for store in L._store_cases() + drawn:
         keys, new = store.queries[:-1], store.queries[-1]
@@ -1270,20 +1269,21 @@ def test_under_each_secret_right_answers_pass_and_wrong_ones_are_still_named(exe
 
 
 @pytest.mark.parametrize("exercise", HIDDEN)
-def test_a_table_of_the_cases_the_learners_copy_runs_fails_under_every_secret(exercise, capsys, monkeypatch):
+def test_a_table_of_the_cases_the_learners_copy_runs_fails_under_every_secret(exercise, capsys):
     check, _, _, _, n_public = HIDDEN[exercise]
-    assert_a_memorising_forgery_fails_under_secrets(check, ANSWERS[exercise], n_public, capsys, monkeypatch)
+    forgery = memorising_forgery(check, ANSWERS[exercise])
+    assert_forgery_fails_under_every_secret(check, forgery, capsys, n_public=n_public)
 
 
 @pytest.mark.parametrize("exercise", HIDDEN)
 def test_hidden_cases_are_drawn_afresh_for_each_secret_and_the_same_twice_under_one(exercise):
-    assert_drawn_afresh_for_each_secret(HIDDEN[exercise][1])
+    assert_drawn_afresh(HIDDEN[exercise][1])
 
 
 def test_the_hidden_cases_keep_their_properties_under_every_secret():
     """What the fixed hidden cases had by their seeds, the drawn ones have by construction or by redrawing."""
     for value in (None, *SECRETS):
-        with secret(value):
+        with graded_under(value):
             (writing, barely), (top,) = L._sum_hidden(), L._top_hidden()
         d, d_ff = writing.args["W1"].shape
         assert 3 <= d <= 7 and d + 2 <= d_ff <= 2 * d + 2 and L._units_past_d_write(writing.args)

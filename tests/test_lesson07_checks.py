@@ -1,15 +1,12 @@
 """Lesson 07's graders: each wrong implementation gets its own diagnosis; correct ones in any style pass."""
-import contextlib
-import copy
 import math
-import sys
-import types
 
 import numpy as np
 import pytest
+from hidden_under_secrets import SECRETS, assert_hidden_cases_are_drawn_from_the_secret, drawn
 
 from helpers.block import layer_norm
-from helpers.checks import _verdict, check_moe_forward, check_residual_block, check_route
+from helpers.checks import check_moe_forward, check_residual_block, check_route
 from helpers.checks import lesson07 as L
 from helpers.ffn import moe_ffn
 
@@ -1031,97 +1028,7 @@ def test_every_mutant_is_diagnosed_as_itself(check, mistakes, capsys):
 
 # --------------------------------------------------------------------------------------------------------
 # Hidden cases drawn from the grading secret: fresh each grading run, so no table of cases passes
-# (lesson 08's tests use these helpers too)
 # --------------------------------------------------------------------------------------------------------
-SECRETS = ("first secret", "second secret", "third secret")
-
-
-@contextlib.contextmanager
-def grading_secret(secret):
-    """Grade as the clean grading process does, holding `secret`; the fixed cases again afterwards, whatever
-    happens."""
-    _verdict.use_secret(secret)
-    try:
-        yield
-    finally:
-        _verdict.use_secret(None)
-
-
-def drawn(builder, secret):
-    """The hidden cases `builder` draws under `secret`."""
-    with grading_secret(secret):
-        return builder()
-
-
-def memorised(check, right, monkeypatch):
-    """A cheating learner's answer: run the check once as their own copy would with FFN_GRADING=1 (no secret),
-    with a wrapper that records every input the check passes and the right answer to it; then answer from
-    that table, and None for any input not in it."""
-    table = []
-
-    def recorder(*args):
-        table.append((copy.deepcopy(args), right(*args)))
-        return copy.deepcopy(table[-1][1])
-    with monkeypatch.context() as patch:
-        patch.setenv(_verdict.GRADING_ENV, "1")
-        assert check(recorder)
-
-    def forgery(*args):
-        return next((copy.deepcopy(answer) for seen, answer in table if same_input(seen, args)), None)
-    return forgery
-
-
-def same_input(a, b) -> bool:
-    """The learner's own lookup: arrays equal in shape and values, sequences item by item, objects (an expert)
-    field by field, functions (an FFN, f) by their names: a learner's table cannot see inside them."""
-    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
-        return np.shape(a) == np.shape(b) and np.array_equal(a, b)
-    if isinstance(a, dict):
-        return isinstance(b, dict) and a.keys() == b.keys() and same_input(list(a.values()), list(b.values()))
-    if isinstance(a, (list, tuple)):
-        return isinstance(b, (list, tuple)) and len(a) == len(b) and all(map(same_input, a, b))
-    if isinstance(a, types.FunctionType):                          # known by its name
-        return isinstance(b, types.FunctionType) and a.__qualname__ == b.__qualname__
-    if hasattr(a, "__dict__"):                                      # an expert: its weights
-        return type(a) is type(b) and same_input(vars(a), vars(b))
-    return a == b
-
-
-def assert_hidden_cases_are_drawn_from_the_secret(check, builder, right, wrong, monkeypatch, capsys):
-    """What every check with hidden cases must do under the grading secret: (a) right answers pass every case,
-    (b) wrong ones (fn, the diagnosis the bank expects) still fail, with that diagnosis, (c) a table of the
-    cases a learner's copy runs with FFN_GRADING=1 passes every public case and fails under every secret,
-    (d) two secrets draw different cases and one secret the same cases twice; outside grading nothing is drawn.
-    Each wrong answer runs under one of the secrets, to keep the test fast."""
-    monkeypatch.delenv(_verdict.GRADING_ENV, raising=False)
-    public = check(right[0])
-    forgery = memorised(check, right[0], monkeypatch)
-    assert check(forgery)                                           # a table of every case it saw passes ...
-    with monkeypatch.context() as patch:
-        patch.setenv(_verdict.GRADING_ENV, "1")
-        assert check(forgery).hidden > 0                            # ... the fixed hidden ones too ...
-    capsys.readouterr()
-    for i, secret in enumerate(SECRETS):
-        with grading_secret(secret):
-            n_hidden = len(builder())
-            for fn in right:
-                verdict = check(fn)
-                assert verdict and verdict.hidden == n_hidden > 0, (fn, capsys.readouterr().out)
-            for fn, diagnosis in wrong[i::len(SECRETS)]:
-                verdict, out = check(fn), capsys.readouterr().out
-                assert not verdict and verdict.hidden == n_hidden and diagnosis in out, out
-            verdict = check(forgery)                                # ... but only the public ones here
-            assert not verdict and verdict.passed == public.total, capsys.readouterr().out
-            assert verdict.total == public.total + n_hidden
-    first, second = drawn(builder, SECRETS[0]), drawn(builder, SECRETS[1])
-    assert same_input([c.args for c in first], [c.args for c in drawn(builder, SECRETS[0])])
-    assert not same_input([c.args for c in first], [c.args for c in second])
-    assert [c.name for c in first] == [c.name for c in second]      # the names describe kinds, not values
-    monkeypatch.setattr(sys.modules[builder.__module__], builder.__name__,
-                        lambda: pytest.fail("hidden cases built outside grading"))
-    assert check(right[0])
-
-
 @pytest.mark.parametrize("check, builder, right, wrong", [
     (check_route, L._route_hidden, [route_loops, route_numpy, route_partition_renormalised, route_reversed_ascending],
      WRONG_ROUTES),

@@ -7,12 +7,12 @@ import math
 
 import numpy as np
 import pytest
+from hidden_under_secrets import SECRETS, assert_hidden_cases_are_drawn_from_the_secret, drawn
 from scipy import special, stats
 
 from helpers.checks import check_ffn_backward, check_gelu_backward, check_numerical_gradient, check_relu_backward
 from helpers.checks import lesson08 as L8
 from helpers.checks._verdict import GRADING_ENV
-from test_lesson07_checks import SECRETS, assert_hidden_cases_are_drawn_from_the_secret, drawn
 
 
 def stub(*args):
@@ -783,7 +783,7 @@ def test_ffn_backward_a_gradient_off_in_its_seventh_digit_fails(capsys):
     assert "db2" in capsys.readouterr().out
 
 
-# ---- hidden cases drawn from the grading secret (the helpers are lesson 07's) -------------------------------
+# ---- hidden cases drawn from the grading secret ------------------------------------------------------------
 @pytest.mark.parametrize("check, builder, right, wrong", [
     (check_relu_backward, L8._relu_hidden, [relu_backward_numpy, relu_backward_where, relu_backward_copy_and_zero,
                                             relu_backward_loop, relu_backward_heaviside],

@@ -383,6 +383,16 @@ def scan(sources: list[str]) -> list[str]:
     return list(dict.fromkeys(found))
 
 
+def tampering(learner_cells: list[str], findings: list[str] | None, clean: dict[str, dict]) -> list[str]:
+    """Everything found, once: what the cells say (scan), what changed in the kernel (dump's findings) and in the
+    clean process; a rebinding the cells show is not said again as the kernel saw it."""
+    said = scan(learner_cells)
+    shown = {item.split()[-1] for item in said if item.startswith(("rebinds ", "redefines "))}
+    seen = [item for item in (findings or []) if not (item.endswith(" was rebound in the notebook")
+                                                       and item.split()[0] in shown)]
+    return list(dict.fromkeys(said + seen + [f for result in clean.values() for f in result.get("findings", [])]))
+
+
 # ----------------------------------------------------------------------------------------------------------
 # The clean process
 # ----------------------------------------------------------------------------------------------------------

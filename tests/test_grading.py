@@ -157,3 +157,10 @@ def test_the_clean_process_reads_the_cells_source(tmp_path):
     result = grading.grade_clean(dump_file(tmp_path, {"check_ffn_as_sum": copy_w2}), {"check_ffn_as_sum": 1},
                                  "a secret", timeout=60)["check_ffn_as_sum"]
     assert result["status"] == "fail" and "whole" in result["mistake"], result
+
+
+def test_a_rebinding_is_said_once():
+    found = grading.tampering(["check_matvec = lambda f: True"], ["check_matvec was rebound in the notebook",
+                                                                  "helpers.checks.lesson02.check_gelu was replaced"],
+                              {"check_matvec": {"findings": []}})
+    assert found == ["rebinds check_matvec", "helpers.checks.lesson02.check_gelu was replaced"]

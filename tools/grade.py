@@ -631,8 +631,7 @@ def grade_notebook(learner: str, path: Path, submissions: Path, out: Path, cours
                                "checked in a clean process")
     learner_cells = [c.source for c in cells if c.cell_type == "code" and c.source.strip()
                      and c.source.strip() not in lesson.course_cells]
-    tampering = list(dict.fromkeys(grading.scan(learner_cells) + (findings or [])
-                                   + [f for r in clean.values() for f in r.get("findings", [])]))
+    tampering = grading.tampering(learner_cells, findings, clean)
     if tampering:
         result.problems.append(f"{grading.TAMPERED}: " + "; ".join(tampering) + " (the grades come from a clean run "
                                "of the course's checks, which these changes do not reach)")

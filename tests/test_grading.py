@@ -164,3 +164,24 @@ def test_a_rebinding_is_said_once():
                                                                   "helpers.checks.lesson02.check_gelu was replaced"],
                               {"check_matvec": {"findings": []}})
     assert found == ["rebinds check_matvec", "helpers.checks.lesson02.check_gelu was replaced"]
+
+
+def test_a_copy_of_the_reference_is_refused_however_it_was_made(capsys):
+    """exec of the reference's source, or its code object in a new function: the same code, refused as a copy."""
+    import inspect
+    import types
+
+    from helpers import flat
+    from helpers.checks import check_ffn_forward, check_matvec
+    namespace = dict(vars(flat))
+    exec(inspect.getsource(flat.matvec), namespace)            # compiled again, in "<string>"
+    verdict = check_matvec(namespace["matvec"])
+    assert not verdict and verdict.mistake == "a copy of the course's reference was checked, not the learner's function"
+    assert "a copy of the course's own `helpers.flat.matvec`" in capsys.readouterr().out
+    rebuilt = types.FunctionType(flat.ffn_forward.__code__, vars(flat), "ffn_forward", flat.ffn_forward.__defaults__)
+    assert not check_ffn_forward(rebuilt)
+
+    def ffn_forward(x, W1, b1, W2, b2):                         # the copy called from the learner's own line
+        return rebuilt(x, W1, b1, W2, b2)
+    verdict = check_ffn_forward(ffn_forward)
+    assert not verdict and verdict.mistake.startswith("calls the course's own")

@@ -243,7 +243,8 @@ def _title(lesson: str) -> str:
     return f"Lesson {number}: {name.replace('_', ' ')}" if name else f"Lesson {number}"
 
 
-REFERENCE_USE = ("calls the course's own", "the course's reference was checked")
+REFERENCE_USE = ("calls the course's own", "the course's reference was checked",
+                 "a copy of the course's reference was checked")
 
 
 def is_reference_use(mistake: str) -> bool:

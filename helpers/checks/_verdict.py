@@ -206,9 +206,10 @@ def grader(check: Callable[..., bool]) -> Callable[..., Verdict]:
         tee = _Tee(sys.stdout)
         graded = bool(nbgrader_mode())
         reference = course_function(_checked(args, kwargs))
+        copy = reference and not _in_course(_checked(args, kwargs))
         try:
             with redirect_stdout(tee), _stderr_as_notes(graded):
-                ok = _refuse_reference(exercise, reference, tally) if reference else check(*args, **kwargs)
+                ok = _refuse_reference(exercise, reference, tally, copy) if reference else check(*args, **kwargs)
         finally:
             _CURRENT.reset(token)
         verdict = _verdict(exercise, lesson, bool(ok), tally, tee.copy.getvalue())
@@ -264,8 +265,26 @@ def _first_printed_problem(printed: str, exercise: str) -> str:
     return ""
 
 
-def _refuse_reference(exercise: str, reference: str, tally: Tally) -> bool:
+def _in_course(fn: Any) -> bool:
+    """Whether fn's code (under any wrapper) lives in the course's files, not a copy compiled elsewhere."""
+    for _ in range(20):
+        inner = getattr(fn, "func", None) if isinstance(fn, functools.partial) else \
+            getattr(fn, "__wrapped__", None) or getattr(fn, "__func__", None)
+        if inner is None:
+            break
+        fn = inner
+    code = getattr(fn, "__code__", None)
+    return code is not None and str(Path(code.co_filename).resolve()).startswith(_COURSE_DIR)
+
+
+def _refuse_reference(exercise: str, reference: str, tally: Tally, copy: bool = False) -> bool:
     """The check was handed the course's own function, not the learner's: say why that happens."""
+    if copy:
+        tally.mistake = "a copy of the course's reference was checked, not the learner's function"
+        print(f"{exercise}: this is a copy of the course's own `{reference}` (the same code, compiled again), not "
+              "your function. The exercise is to write that computation yourself: the reference is for the cells "
+              "after it.")
+        return False
     name = reference.rsplit(".", 1)[-1]
     tally.mistake = "the course's reference was checked, not the learner's function"
     print(f"{exercise}: this is the course's own `{reference}`, not your function, so there is nothing of yours "
@@ -307,7 +326,38 @@ def course_function(fn: Any) -> str:
     where = str(Path(code.co_filename).resolve())
     if where.startswith(_COURSE_DIR) and not where.startswith(_CHECKS_DIR):
         return f"{getattr(fn, '__module__', 'helpers')}.{getattr(fn, '__qualname__', code.co_name)}"
-    return ""
+    return copied_from(code)
+
+
+_MIN_COPY_BYTES = 40          # shorter code (a one-liner) is what an honest learner may write the same way
+_COURSE_CODES: dict[tuple, str] = {}
+
+
+def _code_key(code) -> tuple:
+    """What a copy shares with its original, wherever and whenever it was compiled (nested code objects, such
+    as a comprehension's, by their own keys, not by their addresses and files)."""
+    consts = tuple(_code_key(c) if hasattr(c, "co_code") else repr(c) for c in code.co_consts)
+    return (code.co_code, code.co_names, code.co_varnames, consts)
+
+
+def copied_from(code) -> str:
+    """"helpers.flat.matvec" when `code` is a copy of a course function's code (compiled again from its source,
+    or its code object put in a new function): the same bytecode, names, local names and constants, and more
+    than a one-liner. "" otherwise."""
+    if len(code.co_code) < _MIN_COPY_BYTES:
+        return ""
+    modules = [(name, module) for name, module in list(sys.modules.items())
+               if module is not None and name.startswith("helpers.") and not name.startswith("helpers.checks")]
+    if _COURSE_CODES.get(("modules",)) != len(modules):          # a course module imported since: index again
+        _COURSE_CODES.clear()
+        _COURSE_CODES[("modules",)] = len(modules)
+        for name, module in modules:
+            for value in list(vars(module).values()):
+                inner = getattr(value, "__code__", None)
+                if inner is not None and getattr(value, "__module__", None) == name \
+                        and len(inner.co_code) >= _MIN_COPY_BYTES:
+                    _COURSE_CODES.setdefault(_code_key(inner), f"{name}.{value.__qualname__}")
+    return _COURSE_CODES.get(_code_key(code), "")
 
 
 def is_the_exercise(fn: Any, exercise: str) -> bool:

@@ -438,7 +438,7 @@ def grade_clean(dump_path: str | Path, plan: dict[str, int], secret: str,
                 pass
             current, started, offset = None, time.monotonic(), 0
             while True:
-                lines, offset = _read_new(out, offset)
+                lines, offset = read_new(out, offset)
                 for line in lines:
                     if "start" in line:
                         current, started = line["start"], time.monotonic()
@@ -449,7 +449,7 @@ def grade_clean(dump_path: str | Path, plan: dict[str, int], secret: str,
                 if not todo:
                     break
                 if process.poll() is not None:
-                    lines, offset = _read_new(out, offset)
+                    lines, offset = read_new(out, offset)
                     if any(line.get("check") in todo or "start" in line for line in lines):
                         continue                      # read what it wrote before it ended
                     stderr = process.stderr.read().decode(errors="replace").strip().splitlines()
@@ -489,7 +489,8 @@ def _kill(process: subprocess.Popen) -> None:
         process.stderr.close()
 
 
-def _read_new(path: Path, offset: int) -> tuple[list[dict], int]:
+def read_new(path: Path, offset: int) -> tuple[list[dict], int]:
+    """The JSON lines written to `path` since `offset`, and the new offset (a line still being written waits)."""
     if not path.exists():
         return [], offset
     with open(path, "rb") as f:

@@ -68,7 +68,7 @@ class CourseExecute(Execute):
 
     def on_cell_executed(self, **kwargs):
         super().on_cell_executed(**kwargs)
-        records, self._offset = grading._read_new(self._records, self._offset)
+        records, self._offset = grading.read_new(self._records, self._offset)
         cell = kwargs.get("cell")
         for entry in records:                    # the calls this cell made: the test cell's own counts
             if "call" in entry and cell is not None:

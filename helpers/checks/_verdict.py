@@ -267,13 +267,7 @@ def _first_printed_problem(printed: str, exercise: str) -> str:
 
 def _in_course(fn: Any) -> bool:
     """Whether fn's code (under any wrapper) lives in the course's files, not a copy compiled elsewhere."""
-    for _ in range(20):
-        inner = getattr(fn, "func", None) if isinstance(fn, functools.partial) else \
-            getattr(fn, "__wrapped__", None) or getattr(fn, "__func__", None)
-        if inner is None:
-            break
-        fn = inner
-    code = getattr(fn, "__code__", None)
+    code = getattr(unwrapped(fn), "__code__", None)
     return code is not None and str(Path(code.co_filename).resolve()).startswith(_COURSE_DIR)
 
 
@@ -312,14 +306,20 @@ def _checked(args: tuple, kwargs: dict) -> Any:
     return args[0] if args else next(iter(kwargs.values()), None)
 
 
-def course_function(fn: Any) -> str:
-    """"helpers.ffn.gelu" when fn is a function of the course library (not of helpers.checks), else ""."""
-    for _ in range(20):                      # see through wrappers: functools.partial, decorators, methods
+def unwrapped(fn: Any) -> Any:
+    """fn seen through its wrappers: functools.partial, decorators (__wrapped__), bound methods."""
+    for _ in range(20):
         inner = getattr(fn, "func", None) if isinstance(fn, functools.partial) else \
             getattr(fn, "__wrapped__", None) or getattr(fn, "__func__", None)
         if inner is None:
             break
         fn = inner
+    return fn
+
+
+def course_function(fn: Any) -> str:
+    """"helpers.ffn.gelu" when fn is a function of the course library (not of helpers.checks), else ""."""
+    fn = unwrapped(fn)
     code = getattr(fn, "__code__", None)
     if code is None:
         return ""

@@ -23,12 +23,14 @@ NOTEBOOK_TIMEOUT ?= 600
 JOBS    ?= 1
 WORK    ?= work
 
-.PHONY: help lab update progress test unit nbval notebooks solutions bench bench-grade lock lock-nbgrader clean \
+.PHONY: help lab update reset progress test unit nbval notebooks solutions bench bench-grade lock lock-nbgrader clean \
 	html grade grade-merge doctor test-browser test-a11y test-nbgrader
 help:
 	@echo "make lab        start JupyterLab on work/, your copy of the lessons (made from notebooks/ the first time;"
 	@echo "                sets up .venv the first time too)"
 	@echo "make update     after git pull (or a newer zip): bring the course's changes into work/, keeping your work"
+	@echo "make reset LESSON=02  start one lesson over: back your copy in work/ up to work/.backups/<date-time>/,"
+	@echo "                then take a fresh one from notebooks/"
 	@echo "make progress   your checks and quiz answers in work/, lesson by lesson, and what to do next"
 	@echo "make test       run every test: helpers, graders, nbval on solutions/ and notebooks/"
 	@echo "make notebooks  regenerate changed notebooks/ from solutions/ (RERUN=1: all; FORCE=1 backs up edited ones)"
@@ -66,6 +68,13 @@ lab: $(STAMP)
 
 update: $(STAMP)
 	@$(PY) tools/workspace.py update --work $(WORK)
+
+# One lesson started over: the learner's copy is backed up to work/.backups/<time>/ first (tools/workspace.py,
+# standard library only, so no .venv is needed).
+reset:
+	@test -n "$(LESSON)" || { echo "usage: make reset LESSON=02   (backs your work/ copy of the lesson up to" \
+		"$(WORK)/.backups/<date-time>/, then takes a fresh copy from notebooks/)"; exit 2; }
+	@$(or $(wildcard $(PY)),$(PYTHON)) tools/workspace.py reset "$(LESSON)" --work $(WORK)
 
 # No .venv needed to say that nothing has started yet (a fresh clone): the system Python will do.
 progress:

@@ -22,9 +22,10 @@ TIMEOUT ?= 60
 NOTEBOOK_TIMEOUT ?= 600
 JOBS    ?= 1
 WORK    ?= work
+SLIDES  ?= slides
 
 .PHONY: help lab update reset progress test unit nbval notebooks solutions bench bench-grade lock lock-nbgrader clean \
-	html grade grade-merge doctor test-browser test-a11y test-nbgrader
+	html slides grade grade-merge doctor test-browser test-a11y test-nbgrader
 help:
 	@echo "make lab        start JupyterLab on work/, your copy of the lessons (made from notebooks/ the first time;"
 	@echo "                sets up .venv the first time too)"
@@ -39,6 +40,8 @@ help:
 	@echo "make lock       re-resolve requirements.in into the pinned requirements.txt"
 	@echo "make html       build a static site into site/ (open site/index.html): each exercise's solution folded"
 	@echo "                behind a Show solution toggle; SOLUTIONS=0: the learner edition, no solutions, in site-learner/"
+	@echo "make slides     a reveal.js deck per lesson from solutions/ into slides/ (open slides/index.html): the"
+	@echo "                cells tagged slide, with figures and speaker notes, never a solution (needs npm)"
 	@echo "make grade SUBMISSIONS=path/   grade learners' notebooks: grades/grades.csv and grades/report.html"
 	@echo "                (a subfolder, an .ipynb or <learner>_<NN_lesson>.ipynb files per learner;"
 	@echo "                TIMEOUT=60 s per cell, NOTEBOOK_TIMEOUT=600,"
@@ -112,6 +115,10 @@ lock: $(STAMP)
 html: $(STAMP)
 	$(PY) tools/build_site.py --solutions $(if $(filter 0,$(SOLUTIONS)),none,folded) --out $(SITE)
 
+# reveal.js (pinned in tools/build_slides.py) is installed with npm into build/reveal/ and copied into $(SLIDES)/.
+slides: $(STAMP)
+	$(PY) tools/build_slides.py --out $(SLIDES)
+
 grade: $(STAMP)
 	@test -n "$(SUBMISSIONS)" || { echo "usage: make grade SUBMISSIONS=path/ [TIMEOUT=60] [NOTEBOOK_TIMEOUT=600]" \
 		"[JOBS=1] [LESSONS=\"01 02\"] [SHARD=i/n] [GRADES=grades]"; exit 2; }
@@ -164,4 +171,4 @@ lock-nbgrader:
 	  | grep -v -i -E '^(pip|wheel)=='; } > requirements-nbgrader.txt
 
 clean:
-	rm -rf $(VENV) $(NBG_VENV) build site site-learner screenshots
+	rm -rf $(VENV) $(NBG_VENV) build site site-learner slides screenshots

@@ -50,7 +50,8 @@ help:
 	@echo "make bench-grade  grade a generated class (LEARNERS=40, every lesson) with JOBS=1 and 2: s/notebook"
 	@echo "make doctor     check .venv, the pinned packages, helpers, the Jupyter kernel and work/, with fixes"
 	@echo "make test-browser  run every learner notebook in JupyterLab in headless Chromium (needs chromium)"
-	@echo "make test-a11y  axe-core on every page of both site editions, light and dark (needs chromium and npm)"
+	@echo "make test-a11y  axe-core on every page of both site editions, light and dark, and on every slide of the"
+	@echo "                decks, which it also drives from the keyboard (needs chromium and npm)"
 	@echo "make test-nbgrader  a real nbgrader round trip for every lesson, in .venv-nbgrader"
 	@echo "make lock-nbgrader  re-resolve requirements-nbgrader.in into requirements-nbgrader.txt (after make lock)"
 
@@ -85,10 +86,11 @@ progress:
 
 test: $(STAMP)
 	$(PY) -m pytest $(PYTEST_NB) --ignore=tests/test_browser.py --ignore=tests/test_axe.py \
-		--ignore=tests/test_nbgrader_roundtrip.py tests solutions notebooks
+		--ignore=tests/test_slides_browser.py --ignore=tests/test_nbgrader_roundtrip.py tests solutions notebooks
 
 unit: $(STAMP)
-	$(PY) -m pytest --ignore=tests/test_browser.py --ignore=tests/test_axe.py --ignore=tests/test_nbgrader_roundtrip.py tests
+	$(PY) -m pytest --ignore=tests/test_browser.py --ignore=tests/test_axe.py --ignore=tests/test_slides_browser.py \
+		--ignore=tests/test_nbgrader_roundtrip.py tests
 
 nbval: $(STAMP)
 	$(PY) -m pytest $(PYTEST_NB) solutions notebooks
@@ -144,9 +146,10 @@ $(BROWSER_STAMP): requirements-browser.txt $(STAMP)
 test-browser: $(STAMP) $(BROWSER_STAMP)
 	FFN_BROWSER_TEST=1 timeout -k 30 900 $(PY) -m pytest tests/test_browser.py -v -rs
 
-# axe-core (pinned in tests/test_axe.py) is installed by the test itself with npm into build/axe/ (git-ignored).
+# axe-core (pinned in tests/a11y.py) is installed by the test itself with npm into build/axe/ (git-ignored), and
+# reveal.js (pinned in tools/build_slides.py) into build/reveal/ for the slides' test.
 test-a11y: $(STAMP) $(BROWSER_STAMP)
-	FFN_BROWSER_TEST=1 timeout -k 30 900 $(PY) -m pytest tests/test_axe.py -v -rs
+	FFN_BROWSER_TEST=1 timeout -k 30 900 $(PY) -m pytest tests/test_axe.py tests/test_slides_browser.py -v -rs
 
 # nbgrader 0.9.6 and what it needs beyond requirements.txt, pinned; the helpers package so the lessons run.
 $(NBG_STAMP): requirements.txt requirements-nbgrader.txt pyproject.toml tools/check_python.py \

@@ -60,7 +60,7 @@ LOCAL_LINK = re.compile(r"\[([^\]]+)\]\((?:\./)?[\w.-]+\.(?:md|ipynb)(?:#[^)\s]*
 CHECK_LINE = nbtool.CHECK_CALL      # a line that calls an exercise's check
 
 DECK_CSS = """
-.reveal { font-size: 30px; }
+.reveal { font-size: 28px; }
 .reveal .slides { text-align: left; }
 .reveal .slides section { height: 100%; overflow-y: auto; }
 .reveal h1 { font-size: 1.9em; } .reveal h2 { font-size: 1.45em; } .reveal h3 { font-size: 1.15em; }
@@ -75,6 +75,8 @@ DECK_CSS = """
 .reveal code { font-size: 0.9em; }
 .reveal a { color: #0b57d0; text-decoration: underline; }
 .reveal a.anchor-link { display: none; }
+/* reveal's slide number is white on grey (2.8:1); dark grey makes it 12.6:1. */
+.reveal .slide-number, .reveal .slide-number a { background-color: #333333; color: #ffffff; }
 .reveal :focus-visible { outline: 3px solid #0b57d0; outline-offset: 2px; }
 .reveal details > summary { cursor: pointer; font-weight: 600; }
 .reveal .ffn-licence, .reveal .ffn-small { font-size: 0.6em; color: #4a4a4a; }
@@ -239,6 +241,13 @@ def deck_page(d: Deck) -> str:
 <script>
 Reveal.initialize({{ hash: true, center: false, width: 1280, height: 800, margin: 0.04, transition: 'none',
   slideNumber: 'c/t', plugins: [RevealNotes] }});
+// A slide taller than the screen scrolls: make it focusable, so the keyboard can reach the scrolling region.
+function ffnScrollable() {{
+  const slide = Reveal.getCurrentSlide();
+  if (slide && slide.scrollHeight > slide.clientHeight + 1) slide.setAttribute('tabindex', '0');
+}}
+Reveal.on('ready', ffnScrollable);
+Reveal.on('slidechanged', ffnScrollable);
 </script>
 </body></html>
 """

@@ -239,3 +239,14 @@ def test_make_slides_writes_the_ignored_folder():
     assert "tools/build_slides.py --out slides" in recipe
     assert "slides/" in (ROOT / ".gitignore").read_text().splitlines()
     assert "build/" in (ROOT / ".gitignore").read_text().splitlines()     # build/reveal/, npm's install
+
+
+def test_readme_and_make_help_point_to_slides_the_guide_and_reset():
+    help_text = subprocess.run(["make", "-s", "help"], cwd=ROOT, capture_output=True, text=True).stdout
+    for target in ("make slides", "make reset LESSON=02", "make test-a11y"):
+        assert target in help_text
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    instructors = readme[readme.index("## Instructor notes"):]
+    instructors = instructors[:instructors.index("### Grading a class")]
+    for mention in ("make slides", "docs/teaching.md", "make reset LESSON=02"):
+        assert mention in instructors, f"README's instructor notes do not mention {mention}"

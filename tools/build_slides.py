@@ -75,8 +75,9 @@ DECK_CSS = """
 .reveal code { font-size: 0.9em; }
 .reveal a { color: #0b57d0; text-decoration: underline; }
 .reveal a.anchor-link { display: none; }
-/* reveal's slide number is white on grey (2.8:1); dark grey makes it 12.6:1. */
+/* reveal's slide number is white on grey (2.8:1); dark grey makes it 12.6:1. Bottom left, clear of the arrows. */
 .reveal .slide-number, .reveal .slide-number a { background-color: #333333; color: #ffffff; }
+.reveal .slide-number { right: auto; left: 8px; }
 .reveal :focus-visible { outline: 3px solid #0b57d0; outline-offset: 2px; }
 .reveal details > summary { cursor: pointer; font-weight: 600; }
 .reveal .ffn-licence, .reveal .ffn-small { font-size: 0.6em; color: #4a4a4a; }

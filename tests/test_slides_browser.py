@@ -107,6 +107,20 @@ def test_a_deck_opens_moves_from_the_keyboard_and_passes_axe(browser, decks, axe
         page.close()
 
 
+def test_the_decks_index_passes_axe(browser, decks, axe_js):
+    out, built = decks
+    page = browser["light"].new_page()
+    try:
+        page.goto((out / "index.html").as_uri())
+        assert page.locator("a[href$='.html']").count() == len(built)
+        page.add_script_tag(path=str(axe_js))
+        found: dict[tuple, dict] = {}
+        run_axe(page, "as loaded", found)
+    finally:
+        page.close()
+    assert not found, report(list(found.values()))
+
+
 def test_a_figure_without_alt_text_fails_on_a_slide(tmp_path, browser, axe_js, reveal):
     folder = notebook(tmp_path, [("markdown", "## A figure", ["slide"]), ("code", "plot()", ["slide-continue"])])
     path = folder / "09_test.ipynb"

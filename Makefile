@@ -149,7 +149,7 @@ test-browser: $(STAMP) $(BROWSER_STAMP)
 # axe-core (pinned in tests/a11y.py) is installed by the test itself with npm into build/axe/ (git-ignored), and
 # reveal.js (pinned in tools/build_slides.py) into build/reveal/ for the slides' test.
 test-a11y: $(STAMP) $(BROWSER_STAMP)
-	FFN_BROWSER_TEST=1 timeout -k 30 900 $(PY) -m pytest tests/test_axe.py tests/test_slides_browser.py -v -rs
+	FFN_BROWSER_TEST=1 timeout -k 30 1800 $(PY) -m pytest tests/test_axe.py tests/test_slides_browser.py -v -rs
 
 # nbgrader 0.9.6 and what it needs beyond requirements.txt, pinned; the helpers package so the lessons run.
 $(NBG_STAMP): requirements.txt requirements-nbgrader.txt pyproject.toml tools/check_python.py \

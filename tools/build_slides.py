@@ -318,8 +318,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--source", type=Path, default=SOLUTIONS_DIR, help="notebooks (default: solutions/)")
     args = parser.parse_args(argv)
     try:
-        package = install_reveal()
-        decks = build(args.out, args.source, package)
+        decks = build(args.out, args.source)        # refuses a solution on a slide before anything is written
+        copy_reveal(args.out, install_reveal())
     except (SlideError, npm_pin.NpmMissing) as error:
         print(f"make slides: {error}", file=sys.stderr)
         return 1

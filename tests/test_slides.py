@@ -216,12 +216,13 @@ def test_an_exercise_or_check_cell_tagged_slide_is_refused(tmp_path, source, com
     assert not (tmp_path / "out" / "09_test.html").exists()
 
 
-def test_make_slides_refuses_it_with_a_message(tmp_path):
+def test_make_slides_refuses_it_with_a_message_before_writing_or_installing(tmp_path, capsys, monkeypatch):
     folder = notebook(tmp_path, [("code", "def f(x):\n    ### BEGIN SOLUTION\n    return 1\n    ### END SOLUTION",
                                   ["slide"])])
-    done = subprocess.run([sys.executable, "tools/build_slides.py", "--source", str(folder), "--out",
-                           str(tmp_path / "out")], cwd=ROOT, capture_output=True, text=True)
-    assert done.returncode == 1 and "must not be on a slide" in done.stderr, done.stdout + done.stderr
+    monkeypatch.setattr(build_slides, "install_reveal", lambda: pytest.fail("reveal.js installed for a refused deck"))
+    assert build_slides.main(["--source", str(folder), "--out", str(tmp_path / "out")]) == 1
+    assert "must not be on a slide" in capsys.readouterr().err
+    assert not (tmp_path / "out").exists()
 
 
 @pytest.mark.parametrize("cells, complaint", [

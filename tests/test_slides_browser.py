@@ -10,7 +10,6 @@ why, where there is no npm or no Chromium.
 """
 from __future__ import annotations
 
-import base64
 import os
 import sys
 from pathlib import Path

@@ -187,7 +187,8 @@ def test_the_remote_scan_finds_what_a_browser_would_load(tmp_path):
         "<img src='http://example.org/a.png' alt='a'><a href='https://example.org/paper'>a paper</a>"
         "<style>@import url(https://fonts.example.org/f.css); .x { background: url('http://example.org/b.png') }"
         "</style>")
-    (tmp_path / "t.css").write_text("@import 'https://example.org/theme.css';\n.y { src: url(data:font/woff;base64,AA) }")
+    (tmp_path / "t.css").write_text("@import 'https://example.org/theme.css';\n"
+                                    ".y { src: url(data:font/woff;base64,AA) }")
     found = remote_loads(tmp_path)
     assert len(found) == 6 and not any("paper" in f for f in found), found
 

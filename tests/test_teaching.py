@@ -58,9 +58,15 @@ def mistake_names(lesson: str) -> set[str]:
     return {words(n.value) for n in ast.walk(tree) if isinstance(n, ast.Constant) and isinstance(n.value, str)}
 
 
-def exercises(path: Path) -> set[str]:
-    nb = nbformat.read(path, as_version=4)
-    return {name for c in nb.cells if nbtool.is_exercise(c) for name in nbtool.DEFINES.findall(c.source)}
+def exercises(path: Path) -> dict[str, str]:
+    """Function an exercise cell defines -> the number of the exercise heading above it ("3")."""
+    numbers, number = {}, ""
+    for cell in nbformat.read(path, as_version=4).cells:
+        heading = re.search(r"^#+\s*Exercise (\d+)", cell.source, re.MULTILINE) if cell.cell_type == "markdown" else None
+        number = heading.group(1) if heading else number
+        if nbtool.is_exercise(cell):
+            numbers.update({name: number for name in nbtool.DEFINES.findall(cell.source)})
+    return numbers
 
 
 def test_every_lesson_in_solutions_has_its_section():
@@ -76,10 +82,8 @@ def test_every_lesson_in_solutions_has_its_section():
 def test_quoted_mistakes_are_names_in_the_lessons_checks(lesson):
     _, section = sections()[lesson]
     names = mistake_names(lesson)
-    quoted = [q for item in bullets(section) if item.startswith("Mistakes")
-              for q in re.findall(r'"([^"]+)"', item)]
-    quoted += [q for item in bullets(section) if not item.startswith("Mistakes") and "names is" in item
-               for q in re.findall(r'"([^"]+)"', item)]
+    block = section.split("**Mistakes the checks expect:**", 1)[1].split("\n**", 1)[0]
+    quoted = [q for item in bullets(block) for q in re.findall(r'"([^"]+)"', item)]
     assert len(quoted) >= 2, f"lesson {lesson}: quote at least two of its checks' named mistakes"
     unknown = [q for q in quoted if q not in names]
     assert not unknown, f"lesson {lesson}: not mistake names in helpers/checks/lesson{lesson}.py: {unknown}"
@@ -89,9 +93,11 @@ def test_quoted_mistakes_are_names_in_the_lessons_checks(lesson):
 def test_named_exercises_and_cells_are_the_lessons(path):
     _, section = sections()[path.name.split("_", 1)[0]]
     defined = exercises(path)
-    named = set(re.findall(r"\(Exercise \d, `(\w+)`", section)) | set(re.findall(r"Exercises? \d+ \(`(\w+)`", section))
-    named |= set(re.findall(r"and \d \(`(\w+)`\)", section))
-    assert named and named <= defined, f"{path.name}: {sorted(named - defined)} are not its exercises"
+    named = re.findall(r"Exercises? (\d+),? \(?`(\w+)`", words(section))
+    named += re.findall(r"and (\d+) \(`(\w+)`\)", words(section))
+    assert named, f"{path.name}: the guide names none of its exercises"
+    wrong = [(n, f) for n, f in named if defined.get(f) != n]
+    assert not wrong, f"{path.name}: not its exercises (number, function): {wrong}; it has {defined}"
     nb = nbformat.read(path, as_version=4)
     first_lines = [next((line.strip() for line in c.source.splitlines() if line.strip()), "") for c in nb.cells]
     for start in re.findall(r"starting `([^`]+)`", words(section)):

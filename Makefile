@@ -54,6 +54,8 @@ help:
 	@echo "                decks, which it also drives from the keyboard (needs chromium and npm)"
 	@echo "make test-nbgrader  a real nbgrader round trip for every lesson, in .venv-nbgrader"
 	@echo "make lock-nbgrader  re-resolve requirements-nbgrader.in into requirements-nbgrader.txt (after make lock)"
+	@echo "Teaching a class: docs/teaching.md (lessons 01-04 as one session, 05-08 as follow-ups), with make slides,"
+	@echo "                make grade and make reset"
 
 $(STAMP): requirements.txt pyproject.toml tools/check_python.py tools/ipython_kernel_config.py
 	@$(PYTHON) tools/check_python.py

@@ -245,7 +245,7 @@ def test_make_slides_writes_the_ignored_folder():
 
 def test_readme_and_make_help_point_to_slides_the_guide_and_reset():
     help_text = subprocess.run(["make", "-s", "help"], cwd=ROOT, capture_output=True, text=True).stdout
-    for target in ("make slides", "make reset LESSON=02", "make test-a11y"):
+    for target in ("make slides", "make reset LESSON=02", "make test-a11y", "docs/teaching.md"):
         assert target in help_text
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     instructors = readme[readme.index("## Instructor notes"):]

@@ -8,6 +8,9 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 # JupyterLab refuses to run as root unless told; CI and containers run as root.
 ALLOW_ROOT := $(if $(filter 0,$(shell id -u)),--allow-root,)
+# Tests of their own targets (a browser, nbgrader's environment): make test leaves them out.
+NOT_IN_TEST := --ignore=tests/test_browser.py --ignore=tests/test_axe.py --ignore=tests/test_slides_browser.py \
+	--ignore=tests/test_nbgrader_roundtrip.py --ignore=tests/test_forgeries.py
 PYTEST_NB := --nbval --nbval-current-env --nbval-sanitize-with tests/sanitize.cfg -n 2 --dist loadfile
 BROWSER_STAMP := $(VENV)/.browser-installed
 # `make test-nbgrader` has an environment of its own: the course's pinned set plus nbgrader's.
@@ -22,13 +25,16 @@ TIMEOUT ?= 60
 NOTEBOOK_TIMEOUT ?= 600
 JOBS    ?= 1
 WORK    ?= work
+SLIDES  ?= slides
 
-.PHONY: help lab update progress test unit nbval notebooks solutions bench bench-grade lock lock-nbgrader clean \
-	html grade grade-merge doctor test-browser test-a11y test-nbgrader
+.PHONY: help lab update reset progress test unit nbval notebooks solutions bench bench-grade lock lock-nbgrader clean \
+	html slides grade grade-merge doctor test-browser test-a11y test-nbgrader
 help:
 	@echo "make lab        start JupyterLab on work/, your copy of the lessons (made from notebooks/ the first time;"
 	@echo "                sets up .venv the first time too)"
 	@echo "make update     after git pull (or a newer zip): bring the course's changes into work/, keeping your work"
+	@echo "make reset LESSON=02  start one lesson over: back your copy in work/ up to work/.backups/<date-time>/,"
+	@echo "                then take a fresh one from notebooks/"
 	@echo "make progress   your checks and quiz answers in work/, lesson by lesson, and what to do next"
 	@echo "make test       run every test: helpers, graders, nbval on solutions/ and notebooks/"
 	@echo "make notebooks  regenerate changed notebooks/ from solutions/ (RERUN=1: all; FORCE=1 backs up edited ones)"
@@ -37,6 +43,8 @@ help:
 	@echo "make lock       re-resolve requirements.in into the pinned requirements.txt"
 	@echo "make html       build a static site into site/ (open site/index.html): each exercise's solution folded"
 	@echo "                behind a Show solution toggle; SOLUTIONS=0: the learner edition, no solutions, in site-learner/"
+	@echo "make slides     a reveal.js deck per lesson from solutions/ into slides/ (open slides/index.html): the"
+	@echo "                cells tagged slide, with figures and speaker notes, never a solution (needs npm)"
 	@echo "make grade SUBMISSIONS=path/   grade learners' notebooks: grades/grades.csv and grades/report.html"
 	@echo "                (a subfolder, an .ipynb or <learner>_<NN_lesson>.ipynb files per learner;"
 	@echo "                TIMEOUT=60 s per cell, NOTEBOOK_TIMEOUT=600,"
@@ -46,9 +54,12 @@ help:
 	@echo "make bench-grade  grade a generated class (LEARNERS=40, every lesson) with JOBS=1 and 2: s/notebook"
 	@echo "make doctor     check .venv, the pinned packages, helpers, the Jupyter kernel and work/, with fixes"
 	@echo "make test-browser  run every learner notebook in JupyterLab in headless Chromium (needs chromium)"
-	@echo "make test-a11y  axe-core on every page of both site editions, light and dark (needs chromium and npm)"
+	@echo "make test-a11y  axe-core on every page of both site editions, light and dark, and on every slide of the"
+	@echo "                decks, which it also drives from the keyboard (needs chromium and npm)"
 	@echo "make test-nbgrader  a real nbgrader round trip for every lesson, in .venv-nbgrader"
 	@echo "make lock-nbgrader  re-resolve requirements-nbgrader.in into requirements-nbgrader.txt (after make lock)"
+	@echo "Teaching a class: docs/teaching.md (lessons 01-04 as one session, 05-08 as follow-ups), with make slides,"
+	@echo "                make grade and make reset"
 
 $(STAMP): requirements.txt pyproject.toml tools/check_python.py tools/ipython_kernel_config.py
 	@$(PYTHON) tools/check_python.py
@@ -68,16 +79,22 @@ lab: $(STAMP)
 update: $(STAMP)
 	@$(PY) tools/workspace.py update --work $(WORK)
 
+# One lesson started over: the learner's copy is backed up to work/.backups/<time>/ first (tools/workspace.py,
+# standard library only, so no .venv is needed).
+reset:
+	@test -n "$(LESSON)" || { echo "usage: make reset LESSON=02   (backs your work/ copy of the lesson up to" \
+		"$(WORK)/.backups/<date-time>/, then takes a fresh copy from notebooks/)"; exit 2; }
+	@$(or $(wildcard $(PY)),$(PYTHON)) tools/workspace.py reset "$(LESSON)" --work $(WORK)
+
 # No .venv needed to say that nothing has started yet (a fresh clone): the system Python will do.
 progress:
 	@$(or $(wildcard $(PY)),$(PYTHON)) -m helpers.progress --work $(WORK)
 
 test: $(STAMP)
-	$(PY) -m pytest $(PYTEST_NB) --ignore=tests/test_browser.py --ignore=tests/test_axe.py \
-		--ignore=tests/test_nbgrader_roundtrip.py --ignore=tests/test_forgeries.py tests solutions notebooks
+	$(PY) -m pytest $(PYTEST_NB) $(NOT_IN_TEST) tests solutions notebooks
 
 unit: $(STAMP)
-	$(PY) -m pytest --ignore=tests/test_browser.py --ignore=tests/test_axe.py --ignore=tests/test_nbgrader_roundtrip.py --ignore=tests/test_forgeries.py tests
+	$(PY) -m pytest $(NOT_IN_TEST) tests
 
 nbval: $(STAMP)
 	$(PY) -m pytest $(PYTEST_NB) solutions notebooks
@@ -104,6 +121,10 @@ lock: $(STAMP)
 html: $(STAMP)
 	$(PY) tools/build_site.py --solutions $(if $(filter 0,$(SOLUTIONS)),none,folded) --out $(SITE)
 
+# reveal.js (pinned in tools/build_slides.py) is installed with npm into build/reveal/ and copied into $(SLIDES)/.
+slides: $(STAMP)
+	$(PY) tools/build_slides.py --out $(SLIDES)
+
 grade: $(STAMP)
 	@test -n "$(SUBMISSIONS)" || { echo "usage: make grade SUBMISSIONS=path/ [TIMEOUT=60] [NOTEBOOK_TIMEOUT=600]" \
 		"[JOBS=1] [LESSONS=\"01 02\"] [SEED=...] [SHARD=i/n] [GRADES=grades]"; exit 2; }
@@ -129,9 +150,10 @@ $(BROWSER_STAMP): requirements-browser.txt $(STAMP)
 test-browser: $(STAMP) $(BROWSER_STAMP)
 	FFN_BROWSER_TEST=1 timeout -k 30 900 $(PY) -m pytest tests/test_browser.py -v -rs
 
-# axe-core (pinned in tests/test_axe.py) is installed by the test itself with npm into build/axe/ (git-ignored).
+# axe-core (pinned in tests/a11y.py) is installed by the test itself with npm into build/axe/ (git-ignored), and
+# reveal.js (pinned in tools/build_slides.py) into build/reveal/ for the slides' test.
 test-a11y: $(STAMP) $(BROWSER_STAMP)
-	FFN_BROWSER_TEST=1 timeout -k 30 900 $(PY) -m pytest tests/test_axe.py -v -rs
+	FFN_BROWSER_TEST=1 timeout -k 30 1800 $(PY) -m pytest tests/test_axe.py tests/test_slides_browser.py -v -rs
 
 # nbgrader 0.9.6 and what it needs beyond requirements.txt, pinned; the helpers package so the lessons run.
 $(NBG_STAMP): requirements.txt requirements-nbgrader.txt pyproject.toml tools/check_python.py \
@@ -156,4 +178,4 @@ lock-nbgrader:
 	  | grep -v -i -E '^(pip|wheel)=='; } > requirements-nbgrader.txt
 
 clean:
-	rm -rf $(VENV) $(NBG_VENV) build site site-learner screenshots
+	rm -rf $(VENV) $(NBG_VENV) build site site-learner slides screenshots

@@ -7,9 +7,9 @@ loaded and once with every <details> (solutions, check outputs, hints, quiz answ
 is folded away. Any violation of impact "serious" or "critical" fails the test, printed with its rule, its help
 page and every element it was found on (CSS selector and HTML).
 
-axe-core comes from npm at the exact version and integrity pinned below, installed by this test into build/axe/
-(git-ignored) the first time; no browser is downloaded. A synthetic lesson, with every kind of output the
-lessons use and figures that carry alt text the way helpers.plotting's show() writes it, must pass too, and a
+axe-core comes from npm at the exact version and integrity pinned in tests/a11y.py (shared with the slides'
+test, tests/test_slides_browser.py), installed into build/axe/ (git-ignored) the first time; no browser is
+downloaded. A synthetic lesson, with every kind of output the lessons use and figures that carry alt text the way helpers.plotting's show() writes it, must pass too, and a
 figure without alt must fail: that proves the test can fail and that the pipeline keeps alt text.
 
 Like the browser test, this module runs only with FFN_BROWSER_TEST=1 and skips, saying why, where there is no
@@ -17,10 +17,7 @@ Chromium or no npm.
 """
 from __future__ import annotations
 
-import json
 import os
-import shutil
-import subprocess
 import sys
 from pathlib import Path
 
@@ -30,74 +27,16 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tools"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import build_site  # noqa: E402
-from test_browser import CHROMIUM_FLAGS, chromium_path  # noqa: E402  (one definition of how Chromium runs)
+from a11y import SCHEMES, axe_js, browser, report, run_axe  # noqa: E402,F401  (fixtures shared with the slides' test)
 from test_site import lesson_like  # noqa: E402
 
-AXE_VERSION = "4.14.1"
-AXE_INTEGRITY = ("sha512-FHfa+lmNjQZfJz1q8wKqIDwC6DExcHt/pkjNQb09a3NPjCKg2rhu5qb2S4r76ASyFNNtuFooJpZe37OgudVGtQ==")
-AXE_DIR = ROOT / "build" / "axe"
-AXE_JS = AXE_DIR / "node_modules" / "axe-core" / "axe.min.js"
-BLOCKING = ("serious", "critical")
-SCHEMES = ("light", "dark")
 EDITIONS = ("folded", "none")
 PAGES = ["index.html"] + [p.stem + ".html" for p in sorted((ROOT / "solutions").glob("*.ipynb"))
                            + sorted((ROOT / "solutions").glob("*.md"))]      # the lessons, then cards
 OPEN_EVERY_FOLD = "document.querySelectorAll('details').forEach(d => { d.open = true; })"
-RUN_AXE = "async () => (await axe.run(document, {resultTypes: ['violations']})).violations"
-# Which notebook cell an element sits in, and the first line of that cell's code: where to fix it.
-WHERE = """selector => { const cell = document.querySelector(selector)?.closest('.jp-Cell');
-  if (!cell) return '';
-  const code = cell.querySelector('.jp-InputArea-editor');
-  return (cell.id ? cell.id + ': ' : '') + (code ? code.textContent.trim().split('\\n')[0].slice(0, 100) : 'a markdown cell');
-}"""
 
 pytestmark = pytest.mark.skipif(os.environ.get("FFN_BROWSER_TEST") != "1",
                                 reason="the accessibility test runs with `make test-a11y`")
-
-
-def installed_axe() -> dict | None:
-    """The installed axe-core's entry in npm's lock file, or None."""
-    lock = AXE_DIR / "node_modules" / ".package-lock.json"
-    if not (lock.is_file() and AXE_JS.is_file()):
-        return None
-    return json.loads(lock.read_text()).get("packages", {}).get("node_modules/axe-core")
-
-
-@pytest.fixture(scope="session")
-def axe_js() -> Path:
-    entry = installed_axe()
-    if not entry or entry.get("version") != AXE_VERSION:
-        npm = shutil.which("npm")
-        if npm is None:
-            pytest.skip("no npm here to install axe-core: install Node.js and npm (`apt-get install npm`, as root; "
-                        ".ci/run does), then run `make test-a11y` again")
-        shutil.rmtree(AXE_DIR, ignore_errors=True)
-        AXE_DIR.mkdir(parents=True)
-        subprocess.run([npm, "install", "--prefix", str(AXE_DIR), "--no-save", "--no-package-lock", "--no-audit",
-                        "--no-fund", "--ignore-scripts", f"axe-core@{AXE_VERSION}"], check=True, timeout=300)
-        entry = installed_axe()
-    assert entry and entry.get("version") == AXE_VERSION, f"npm installed {entry}, not axe-core {AXE_VERSION}"
-    assert entry.get("integrity") == AXE_INTEGRITY, f"axe-core {AXE_VERSION} has integrity {entry.get('integrity')}"
-    return AXE_JS
-
-
-@pytest.fixture(scope="module")
-def browser():
-    executable = chromium_path()
-    if executable is None:
-        pytest.skip("no Chromium here: install Debian's (`apt-get install chromium`, as root; .ci/run does) "
-                    "or point $CHROMIUM at one, then run `make test-a11y` again")
-    from playwright.sync_api import sync_playwright
-    with sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(executable_path=executable, headless=True, args=CHROMIUM_FLAGS)
-        contexts = {scheme: chromium.new_context(color_scheme=scheme, viewport={"width": 1280, "height": 900})
-                    for scheme in SCHEMES}
-        for context in contexts.values():
-            context.set_default_timeout(120_000)
-        try:
-            yield contexts
-        finally:
-            chromium.close()
 
 
 @pytest.fixture(scope="module")
@@ -116,36 +55,12 @@ def violations(context, path: Path, axe: Path) -> list[dict]:
         page.goto(path.as_uri())
         page.add_script_tag(path=str(axe))
         found: dict[tuple, dict] = {}
-        for state in ("as loaded", "every <details> open"):
-            if state != "as loaded":
-                page.evaluate(OPEN_EVERY_FOLD)
-            for rule in page.evaluate(RUN_AXE):
-                if rule["impact"] not in BLOCKING:
-                    continue
-                for node in rule["nodes"]:
-                    key = (rule["id"], json.dumps(node["target"]))
-                    if key in found:
-                        continue
-                    cell = page.evaluate(WHERE, node["target"][0]) if len(node["target"]) == 1 else ""
-                    found[key] = {"rule": rule["id"], "impact": rule["impact"], "help": rule["help"],
-                                  "url": rule["helpUrl"], "target": node["target"], "html": node["html"],
-                                  "why": node.get("failureSummary", ""), "state": state, "cell": cell}
+        run_axe(page, "as loaded", found)
+        page.evaluate(OPEN_EVERY_FOLD)
+        run_axe(page, "every <details> open", found)
         return list(found.values())
     finally:
         page.close()
-
-
-def report(found: list[dict]) -> str:
-    lines = []
-    for rule in sorted({f["rule"] for f in found}):
-        nodes = [f for f in found if f["rule"] == rule]
-        lines.append(f"{rule} ({nodes[0]['impact']}): {nodes[0]['help']}, {len(nodes)} element(s); {nodes[0]['url']}")
-        for f in nodes:
-            snippet = f["html"] if len(f["html"]) <= 240 else f["html"][:240] + "..."
-            why = " ".join(f["why"].split())[:200]
-            cell = f"\n      in cell {f['cell']}" if f["cell"] else ""
-            lines.append(f"  - {' '.join(map(str, f['target']))}  [{f['state']}]\n      {snippet}{cell}\n      {why}")
-    return "\n".join(lines)
 
 
 @pytest.mark.parametrize("page", PAGES)

@@ -92,6 +92,28 @@ def _store_output(nb):
     nb.cells[2].outputs = [nbformat.v4.new_output("stream", name="stdout", text="not implemented yet\n")]
 
 
+def test_a_tags_only_change_is_carried_over_as_metadata_without_running(course, capsys, monkeypatch):
+    """Slide tags added in solutions/: the learner copy gets the same tags, its outputs kept, nothing run."""
+    runs = []
+    monkeypatch.setattr(nbtool, "execute", lambda nb, cwd: runs.append(1) or _store_output(nb))
+    nbtool.generate(["01_x"], force=False)
+    before = learner(course)
+    nb = nbformat.read(course / "solutions" / "01_x.ipynb", as_version=4)
+    nb.cells[0].metadata["tags"] = ["slide"]
+    nbformat.write(nb, course / "solutions" / "01_x.ipynb")
+    assert nbtool.stale() != []                                  # a tag is part of what must match
+    capsys.readouterr()
+    assert nbtool.generate([], force=False) == 0
+    assert "metadata notebooks/01_x.ipynb (cell tags)" in capsys.readouterr().out and len(runs) == 1
+    after = learner(course)
+    assert after.cells[0].metadata["tags"] == ["slide"] and after.cells[2].outputs == before.cells[2].outputs
+    assert [c.source for c in after.cells] == [c.source for c in before.cells] and nbtool.stale() == []
+    nb.cells[0].metadata.pop("tags")                             # and a tag removed is removed
+    nbformat.write(nb, course / "solutions" / "01_x.ipynb")
+    assert nbtool.generate([], force=False) == 0 and "tags" not in learner(course).cells[0].metadata
+    assert len(runs) == 1 and nbtool.stale() == []
+
+
 def test_changed_solution_is_regenerated(course, capsys):
     nb = nbformat.read(course / "solutions" / "01_x.ipynb", as_version=4)
     nb.cells[0].source = "# Lesson, revised"

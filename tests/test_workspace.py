@@ -536,3 +536,73 @@ def test_a_lesson_saved_again_while_update_runs_is_left_alone(course, monkeypatc
     assert report.failed and "changed while make update ran" in report.text()
     assert cell(read(work / "01_tiny.ipynb"), "ex1").source.endswith("# saved meanwhile")
     assert not list((work / workspace.BACKUPS).glob("*/01_tiny.ipynb")), "no backup of a file left alone"
+
+
+# ---- make reset LESSON=NN: one lesson started over ------------------------------------------------------------
+def test_reset_backs_the_lesson_up_byte_for_byte_then_takes_a_fresh_copy(course):
+    source, work = course
+    learner_edits(work / "01_tiny.ipynb", ex1=MY_DOUBLE)
+    (work / "conventions.md").write_text("my notes\n")
+    theirs = (work / "01_tiny.ipynb").read_bytes()
+    lines = workspace.reset(work, "01", source)
+    assert (work / "01_tiny.ipynb").read_bytes() == (source / "01_tiny.ipynb").read_bytes()
+    [backup] = (work / workspace.BACKUPS).glob("*/01_tiny.ipynb")
+    assert backup.read_bytes() == theirs
+    assert (work / "conventions.md").read_text() == "my notes\n"          # only the lesson named
+    assert any(str(backup) in line or str(backup.relative_to(work.parent)) in line for line in lines), lines
+    assert "Reload Notebook from Disk" in "\n".join(lines)
+
+
+def test_reset_names_a_lesson_by_number_or_name_and_refuses_an_unknown_one(course):
+    source, work = course
+    publish(source, EDITION_1, name="02_more.ipynb")
+    assert workspace.lesson_named("2", source) == workspace.lesson_named("02_more", source) == "02_more.ipynb"
+    assert workspace.lesson_named("01_tiny.ipynb", source) == "01_tiny.ipynb"
+    before = snapshot(work)
+    with pytest.raises(ValueError, match=r"no lesson '09'.*01, 02"):
+        workspace.reset(work, "09", source)
+    assert snapshot(work) == before and not (work / workspace.BACKUPS).exists()
+
+
+def test_reset_of_a_lesson_missing_or_untouched_backs_nothing_up(course):
+    source, work = course
+    assert "already the course's fresh copy" in workspace.reset(work, "01", source)[0]
+    (work / "01_tiny.ipynb").unlink()
+    assert "was not there" in workspace.reset(work, "01", source)[0]
+    assert (work / "01_tiny.ipynb").read_bytes() == (source / "01_tiny.ipynb").read_bytes()
+    assert not (work / workspace.BACKUPS).exists()
+    with pytest.raises(ValueError, match="make lab"):
+        workspace.reset(work.parent / "nowhere", "01", source)
+
+
+def test_two_resets_keep_both_backups(course, monkeypatch):
+    source, work = course
+    monkeypatch.setattr(workspace.time, "strftime", lambda fmt: "20260101-000000")
+    learner_edits(work / "01_tiny.ipynb", ex1=MY_DOUBLE)
+    workspace.reset(work, "01", source)
+    learner_edits(work / "01_tiny.ipynb", ex1=MY_DOUBLE + "  # second try")
+    workspace.reset(work, "01", source)
+    backups = sorted((work / workspace.BACKUPS).glob("*/01_tiny.ipynb"))
+    assert [b.parent.name for b in backups] == ["20260101-000000", "20260101-000000-2"]
+    assert cell(read(backups[1]), "ex1").source.endswith("# second try")
+
+
+def test_make_reset_refuses_without_lesson_and_resets_with_it(tmp_path):
+    """`make reset` without LESSON changes nothing; with it, the command line says what was backed up where."""
+    work = tmp_path / "work"
+    workspace.create(work)
+    lesson = work / "02_pure_python.ipynb"
+    lesson.write_text(lesson.read_text().replace("Lesson 02", "Lesson 02 (my notes)", 1))
+    theirs, before = lesson.read_bytes(), snapshot(work)
+    refused = subprocess.run(["make", "-s", "reset", f"WORK={work}"], cwd=ROOT, capture_output=True, text=True)
+    assert refused.returncode != 0 and "make reset LESSON=02" in refused.stdout + refused.stderr
+    assert snapshot(work) == before
+    done = subprocess.run(["make", "-s", "reset", "LESSON=02", f"WORK={work}"], cwd=ROOT, capture_output=True,
+                          text=True)
+    assert done.returncode == 0, done.stdout + done.stderr
+    [backup] = (work / workspace.BACKUPS).glob("*/02_pure_python.ipynb")
+    assert backup.read_bytes() == theirs and f"to {backup}" in done.stdout, done.stdout
+    assert lesson.read_bytes() == (ROOT / "notebooks" / "02_pure_python.ipynb").read_bytes()
+    unknown = subprocess.run(["make", "-s", "reset", "LESSON=42", f"WORK={work}"], cwd=ROOT, capture_output=True,
+                             text=True)
+    assert unknown.returncode != 0 and "Nothing was reset: no lesson '42'" in unknown.stderr

@@ -298,12 +298,22 @@ def execute(nb: nbformat.NotebookNode, cwd: Path) -> None:
             fix_widget_ids(cell)
 
 
-def same_sources(a: nbformat.NotebookNode, b: nbformat.NotebookNode) -> bool:
-    """True when two notebooks have the same cells (type, id, source, tags) and course metadata."""
+def same_sources(a: nbformat.NotebookNode, b: nbformat.NotebookNode, tags: bool = True) -> bool:
+    """True when two notebooks have the same cells (type, id, source, and tags unless tags=False) and course
+    metadata."""
     def shape(nb):
-        return ([(c.cell_type, c.get("id"), c.source, tuple(c.metadata.get("tags", []))) for c in nb.cells],
-                nb.metadata.get(META_KEY))
+        return ([(c.cell_type, c.get("id"), c.source, tuple(c.metadata.get("tags", [])) if tags else ())
+                 for c in nb.cells], nb.metadata.get(META_KEY))
     return shape(a) == shape(b)
+
+
+def copy_tags(target: nbformat.NotebookNode, source: nbformat.NotebookNode) -> None:
+    """Give each cell of `target` the tags of the same cell of `source` (same ids, in the same order)."""
+    for mine, theirs in zip(target.cells, source.cells):
+        if theirs.metadata.get("tags"):
+            mine.metadata["tags"] = list(theirs.metadata["tags"])
+        else:
+            mine.metadata.pop("tags", None)
 
 
 def solution_names(names: list[str]) -> list[str]:
@@ -353,6 +363,13 @@ def generate(names: list[str], force: bool, rerun: bool = False) -> int:
         target = NOTEBOOKS / name
         if target.exists():
             existing = nbformat.read(target, as_version=4)
+            if (not names and not rerun and has_outputs(existing) and same_sources(learner, existing, tags=False)
+                    and not same_sources(learner, existing)):
+                # Only cell tags changed (slide tags, say): metadata, so nothing to re-execute.
+                copy_tags(existing, learner)
+                nbformat.write(existing, target)
+                print(f"metadata notebooks/{name} (cell tags)")
+                continue
             if not names and not rerun and same_sources(learner, existing) and has_outputs(existing):
                 if nbgrader_of(existing) != nbgrader_of(learner):
                     apply_nbgrader(existing, name, learner)

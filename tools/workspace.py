@@ -3,6 +3,8 @@
     python tools/workspace.py create [--work work]    make work/ the first time; copy in what it lacks
     python tools/workspace.py update [--work work]    bring the course's edition (notebooks/) into work/
     python tools/workspace.py status [--work work]    what work/ holds, and what is older than the course
+    python tools/workspace.py reset LESSON [--work work]
+                                                      back the lesson in work/ up, then take a fresh copy of it
 
 notebooks/ is the learner edition as the course ships it; the learner works in work/ (git-ignored), so
 `git pull` (or unpacking a newer zip of the course over the old one) never meets their changes. `create`
@@ -29,6 +31,10 @@ overwrites one. `update` compares each lesson in work/ with the course's edition
   alone, as is any notebook of the learner's own;
 - another file (conventions.md) is replaced when the learner never changed it (work/.ffn-workspace records
   the hash of each copied file), and otherwise kept, with a line in the report.
+
+`reset` (make reset LESSON=02) starts one lesson over: it copies the learner's file to work/.backups/<time>/
+(checked byte for byte, as `update` does), then puts the course's edition from notebooks/ in its place. The
+progress file is not touched.
 
 It needs no git. `status` (and tools/doctor.py, which imports this module) use the standard library only.
 """
@@ -283,10 +289,11 @@ class Report:
 
 
 class Backup:
-    """A folder work/.backups/<time>/, made when the first file is backed up."""
+    """A folder work/.backups/<time>/, made when the first file is backed up (by `command`: make update or
+    make reset)."""
 
-    def __init__(self, work: Path):
-        self.work, self.folder = work, None
+    def __init__(self, work: Path, command: str = "make update"):
+        self.work, self.folder, self.command = work, None, command
 
     def save(self, path: Path, expected: bytes) -> Path:
         """Copy `path` into the backup folder, checking that the copy holds `expected`, the bytes the update
@@ -303,7 +310,7 @@ class Backup:
         shutil.copy2(path, target)
         if target.read_bytes() != expected:
             target.unlink()
-            raise OSError(f"{path.name} changed while make update ran; run make update again")
+            raise OSError(f"{path.name} changed while {self.command} ran; run {self.command} again")
         return target
 
 
@@ -516,15 +523,72 @@ def unique_ids(cells: list, keep: list) -> None:
         taken.add(cid)
 
 
+# ----------------------------------------------------------------------------------------------------------
+# reset (make reset LESSON=02)
+# ----------------------------------------------------------------------------------------------------------
+def lesson_named(lesson: str, source: Path = NOTEBOOKS) -> str:
+    """The lesson file of notebooks/ that `lesson` names: "02", "2", "02_pure_python" or its file name.
+    Raises ValueError, listing the lessons, when it names none (or more than one)."""
+    lessons = [n for n in course_files(source) if is_lesson(n)]
+    wanted = lesson.strip().removesuffix(".ipynb")
+    if wanted.isdigit():
+        wanted = f"{int(wanted):02d}"
+    found = [n for n in lessons if n.removesuffix(".ipynb") == wanted or n.split("_", 1)[0] == wanted]
+    if len(found) != 1:
+        raise ValueError(f"no lesson {lesson!r} in {shown(source)}; say LESSON= one of "
+                         + ", ".join(n.split("_", 1)[0] for n in lessons) + f" ({', '.join(lessons)})")
+    return found[0]
+
+
+def reset(work: Path, lesson: str, source: Path = NOTEBOOKS) -> list[str]:
+    """Back `lesson` in `work` up to work/.backups/<time>/, then copy the course's edition of it from `source`
+    in its place. Returns the report's lines; raises ValueError (nothing changed) when the lesson is unknown
+    or `work` is no workspace, OSError when the lesson changed while it was being backed up."""
+    name = lesson_named(lesson, source)
+    if not (work / MARKER).is_file():
+        raise ValueError(f"there is no workspace in {shown(work)} yet: `make lab` creates it from notebooks/, "
+                         "with a fresh copy of every lesson")
+    target = work / name
+    if not target.exists():
+        copy_in(source / name, target)
+        return [f"{shown(target)} was not there: copied the course's edition from {shown(source / name)}."]
+    original = target.read_bytes()
+    fresh = (source / name).read_bytes()
+    if original == fresh:
+        return [f"{shown(target)} is already the course's fresh copy (nothing to back up, nothing changed)."]
+    saved = Backup(work, "make reset").save(target, original)
+    copy_in(source / name, target)
+    return [f"Backed up your {shown(target)} to {shown(saved)} (byte for byte: open it in JupyterLab to copy "
+            "anything back).",
+            f"{shown(target)} is now a fresh copy from {shown(source / name)}: every exercise blank, no outputs "
+            "from your runs.",
+            "Your progress records (make progress) are kept. If JupyterLab has the lesson open, reload it from "
+            "disk (File > Reload Notebook from Disk) before you save, or the old version would be saved over "
+            "the fresh one."]
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("command", choices=("create", "update", "status"))
+    parser.add_argument("command", choices=("create", "update", "status", "reset"))
+    parser.add_argument("lesson", nargs="?", help="reset: the lesson to start over (02, or 02_pure_python)")
     parser.add_argument("--work", type=Path, default=WORK, help="the workspace (default: work/)")
     parser.add_argument("--source", type=Path, default=NOTEBOOKS, help="the course's learner edition")
     args = parser.parse_args(argv)
     if args.command == "create":
         for line in create(args.work, args.source):
             print(line)
+        return 0
+    if args.command == "reset":
+        if not args.lesson:
+            print("Say which lesson to reset: make reset LESSON=02 (its copy in work/ is backed up first).",
+                  file=sys.stderr)
+            return 2
+        try:
+            lines = reset(args.work, args.lesson, args.source)
+        except (ValueError, OSError) as error:
+            print(f"Nothing was reset: {error}.", file=sys.stderr)
+            return 1
+        print("\n".join(lines))
         return 0
     if args.command == "status":
         for line in describe_status(status(args.work, args.source)):

@@ -14,6 +14,13 @@ BROWSER_STAMP := $(VENV)/.browser-installed
 NBG_VENV  := .venv-nbgrader
 NBG_PY    := $(NBG_VENV)/bin/python
 NBG_STAMP := $(NBG_VENV)/.installed
+# `make hub` / `make test-hub`: a real JupyterHub in .venv-hub (the course's pins, nbgrader's and jupyterhub's),
+# behind configurable-http-proxy from npm, installed at the versions locked in hub/proxy/ into build/hub-proxy/.
+HUB_VENV  := .venv-hub
+HUB_PY    := $(HUB_VENV)/bin/python
+HUB_STAMP := $(HUB_VENV)/.installed
+HUB_BROWSER_STAMP := $(HUB_VENV)/.browser-installed
+CHP       := build/hub-proxy/node_modules/.bin/configurable-http-proxy
 SOLUTIONS ?= 1
 # make html: solutions folded behind toggles into site/; make html SOLUTIONS=0: the learner edition into site-learner/
 SITE    ?= $(if $(filter 0,$(SOLUTIONS)),site-learner,site)
@@ -24,7 +31,7 @@ JOBS    ?= 1
 WORK    ?= work
 
 .PHONY: help lab update progress test unit nbval notebooks solutions bench bench-grade lock lock-nbgrader clean \
-	html grade grade-merge doctor test-browser test-a11y test-nbgrader
+	html grade grade-merge doctor test-browser test-a11y test-nbgrader hub test-hub lock-hub
 help:
 	@echo "make lab        start JupyterLab on work/, your copy of the lessons (made from notebooks/ the first time;"
 	@echo "                sets up .venv the first time too)"
@@ -48,6 +55,10 @@ help:
 	@echo "make test-a11y  axe-core on every page of both site editions, light and dark (needs chromium and npm)"
 	@echo "make test-nbgrader  a real nbgrader round trip for every lesson, in .venv-nbgrader"
 	@echo "make lock-nbgrader  re-resolve requirements-nbgrader.in into requirements-nbgrader.txt (after make lock)"
+	@echo "make hub        a demo JupyterHub on 127.0.0.1 with nbgrader: an instructor and demo students (STUDENTS=file"
+	@echo "                for a class list); prints the URL, the accounts and the demo password (docs/hub.md)"
+	@echo "make test-hub   the hub end to end in headless Chromium: release, fetch, submit, autograde, feedback, make grade"
+	@echo "make lock-hub   re-resolve requirements-hub.in into requirements-hub.txt (after make lock-nbgrader)"
 
 $(STAMP): requirements.txt pyproject.toml tools/check_python.py tools/ipython_kernel_config.py
 	@$(PYTHON) tools/check_python.py
@@ -73,10 +84,11 @@ progress:
 
 test: $(STAMP)
 	$(PY) -m pytest $(PYTEST_NB) --ignore=tests/test_browser.py --ignore=tests/test_axe.py \
-		--ignore=tests/test_nbgrader_roundtrip.py tests solutions notebooks
+		--ignore=tests/test_nbgrader_roundtrip.py --ignore=tests/test_hub.py tests solutions notebooks
 
 unit: $(STAMP)
-	$(PY) -m pytest --ignore=tests/test_browser.py --ignore=tests/test_axe.py --ignore=tests/test_nbgrader_roundtrip.py tests
+	$(PY) -m pytest --ignore=tests/test_browser.py --ignore=tests/test_axe.py --ignore=tests/test_nbgrader_roundtrip.py \
+		--ignore=tests/test_hub.py tests
 
 nbval: $(STAMP)
 	$(PY) -m pytest $(PYTEST_NB) solutions notebooks
@@ -154,5 +166,44 @@ lock-nbgrader:
 	  build/lock-nbgrader/bin/pip freeze --all --exclude-editable | grep -v -i -x -F -f requirements.txt \
 	  | grep -v -i -E '^(pip|wheel)=='; } > requirements-nbgrader.txt
 
+# The hub's environment: what .venv-nbgrader has, plus jupyterhub (requirements-hub.txt).
+$(HUB_STAMP): requirements.txt requirements-nbgrader.txt requirements-hub.txt pyproject.toml tools/check_python.py \
+		tools/ipython_kernel_config.py
+	@$(PYTHON) tools/check_python.py
+	@test -x $(HUB_PY) || $(PYTHON) -m venv $(HUB_VENV)
+	$(HUB_PY) -m pip install --quiet --disable-pip-version-check -r requirements.txt -r requirements-nbgrader.txt \
+		-r requirements-hub.txt
+	$(HUB_PY) -m pip install --quiet --disable-pip-version-check --no-deps -e .
+	@mkdir -p $(HUB_VENV)/etc/ipython && cp tools/ipython_kernel_config.py $(HUB_VENV)/etc/ipython/
+	@touch $(HUB_STAMP)
+
+$(HUB_BROWSER_STAMP): requirements-browser.txt $(HUB_STAMP)
+	$(HUB_PY) -m pip install --quiet --disable-pip-version-check -r requirements-browser.txt
+	@touch $(HUB_BROWSER_STAMP)
+
+# configurable-http-proxy and its dependencies at the versions (and integrity hashes) of hub/proxy/package-lock.json.
+$(CHP): hub/proxy/package.json hub/proxy/package-lock.json
+	@command -v npm >/dev/null || { echo "make hub needs npm (Node.js 20 or newer): apt-get install npm"; exit 2; }
+	@mkdir -p build/hub-proxy && cp hub/proxy/package.json hub/proxy/package-lock.json build/hub-proxy/
+	npm ci --prefix build/hub-proxy --no-audit --no-fund --ignore-scripts --loglevel=error
+	@touch $(CHP)
+
+hub: $(HUB_STAMP) $(CHP)
+	$(HUB_PY) tools/hub.py serve --proxy $(CHP) $(if $(STUDENTS),--students "$(STUDENTS)",) \
+		$(if $(HUB_PORT),--port $(HUB_PORT),) $(if $(HUB_DIR),--dir "$(HUB_DIR)",)
+
+# Without npm (or Chromium) the test skips and says why; with npm the proxy is installed first.
+test-hub: $(HUB_STAMP) $(HUB_BROWSER_STAMP)
+	@if command -v npm >/dev/null; then $(MAKE) --no-print-directory $(CHP); fi
+	FFN_HUB_TEST=1 FFN_HUB_PROXY=$(CHP) timeout -k 30 900 $(HUB_PY) -m pytest tests/test_hub.py -v -rsP
+
+lock-hub:
+	$(PYTHON) -m venv --clear build/lock-hub
+	build/lock-hub/bin/pip install --quiet -r requirements.txt -r requirements-nbgrader.txt -r requirements-hub.in
+	{ echo "# What .venv-hub needs beyond requirements.txt and requirements-nbgrader.txt, generated from"; \
+	  echo "# requirements-hub.in by \`make lock-hub\` (Python 3.11, Linux). Do not edit by hand."; \
+	  build/lock-hub/bin/pip freeze --all --exclude-editable | grep -v -i -x -F -f requirements.txt \
+	  | grep -v -i -x -F -f requirements-nbgrader.txt | grep -v -i -E '^(pip|wheel)=='; } > requirements-hub.txt
+
 clean:
-	rm -rf $(VENV) $(NBG_VENV) build site site-learner screenshots
+	rm -rf $(VENV) $(NBG_VENV) $(HUB_VENV) build site site-learner screenshots

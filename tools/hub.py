@@ -81,7 +81,9 @@ def free_port() -> int:
 
 
 def port_is_free(port: int) -> bool:
+    """Nothing listens on the port (connections of the past, in TIME_WAIT, do not count: a server could bind)."""
     with socket.socket() as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             s.bind(("127.0.0.1", port))
             return True

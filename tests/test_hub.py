@@ -1,25 +1,29 @@
 """A real JupyterHub with nbgrader, end to end, in headless Chromium (`make test-hub`, in .venv-hub).
 
-tools/hub.py lays out a hub in a temporary folder and starts it on 127.0.0.1 (a free port): JupyterHub 6
+tools/hub.py lays out a hub in a temporary folder and starts it on 127.0.0.1 (a free port): JupyterHub 5.5
 behind configurable-http-proxy (npm, build/hub-proxy/), the demo's shared-password accounts, every server in
 the course's environment (.venv-hub) with its kernel, and the nbgrader course folder that
 tools/nbgrader_course.py writes, in the instructor's home. Then, step by step:
 
- 1. the instructor signs in through the hub's login page (browser) and releases lesson 02 (02_pure_python):
-    `nbgrader generate_assignment` and `nbgrader release_assignment`, run on the instructor's side with
-    nbgrader's command line in the course folder (the instructor's nbgrader_config.py, which loads the
-    course folder's own);
- 2. two students, alice and bob, each sign in (browser, a context of their own), open Nbgrader > Assignment
-    List and press Fetch, open the lesson, write `ffn_forward` into its exercise cell (alice the solution,
-    bob the one-stride bug of tests/test_nbgrader_roundtrip.py), Run > Run All Cells, save, press Validate
-    (alice's passes, bob's names the failed test) and Submit (all in the browser);
- 3. the instructor collects, autogrades, generates and releases the feedback (nbgrader's command line, as
-    in step 1); alice scores full marks, bob loses exactly the exercise's points;
+ 0. everyone signs in through the hub's login page at once (a browser context each): the instructor and
+    three students, alice, bob and carol; their servers start side by side;
+ 1. the instructor releases lesson 02 (02_pure_python) in the formgrader (browser: its own page in the
+    instructor's server, Generate then Release), which runs on the course folder that the instructor's
+    nbgrader_config.py names and loads the settings of;
+ 2. alice and bob (who get no formgrader: 404) each open Nbgrader > Assignment List and press Fetch, open
+    the lesson, type the answer into each exercise cell (alice every solution; bob the same, but for
+    `ffn_forward` the one-stride bug of tests/test_nbgrader_roundtrip.py), Run > Run All Cells, File > Save,
+    press Validate (alice's passes; bob's names one failed cell, the exercise's check, and "one stride") and
+    Submit (all in the browser); the exchange's inbound tells them apart;
+ 3. the instructor, in the formgrader (browser), collects, autogrades each submission (Manage Submissions),
+    generates and releases the feedback; alice scores full marks, bob loses exactly the exercise's points
+    (read from the gradebook);
  4. each student presses Fetch Feedback in the Assignment List (browser), opens the feedback page their
-    server serves (browser), and sees their own: bob's names "one stride" in the exercise's test cell and
-    alice's passes it; neither can fetch the other's;
- 5. `make grade` runs tools/grade.py on the collected submissions (submitted/<student>/02_pure_python/):
-    grades.csv says pass for alice's ffn_forward and fail, one stride, for bob's;
+    server serves (browser): each gets one feedback page, their own (bob's names "one stride" in the
+    exercise's test cell, scored 0; alice's passes it, full points);
+ 5. `make grade` (with .venv-hub's Python: `make -o .venv/.installed grade PY=...`, so no .venv is built)
+    runs tools/grade.py on the collected submissions (submitted/<student>/02_pure_python/): grades.csv says
+    pass for alice's ffn_forward and fail, one stride, for bob's, and alice passed every core exercise;
  6. a third student, carol, runs lesson 03 (solutions/03_numpy_position_wise.ipynb, copied into her home)
     top to bottom in JupyterLab (browser); the resident memory (RSS) of her server and its kernel is
     measured, printed and written to screenshots/hub-memory.txt, and must sit well under the memory limit
@@ -27,8 +31,9 @@ tools/nbgrader_course.py writes, in the instructor's home. Then, step by step:
  7. stopping the hub stops every server, kernel and the proxy (nothing of the run is left to kill) and frees
     the port; the temporary folder is removed. The fixtures stop and clean up whatever failed.
 
-Screenshots, the hub's log and the measured memory go to screenshots/ (git-ignored). `make test` does not
-collect this file; under `make test-hub` (FFN_HUB_TEST=1) it runs, and skips only where there is no Chromium.
+No step uses nbgrader's command line. Screenshots, the hub's log and the measured memory go to screenshots/
+(git-ignored). `make test` does not collect this file; under `make test-hub` (FFN_HUB_TEST=1) it runs, and
+skips only where there is no Chromium, or no npm to install the proxy.
 """
 from __future__ import annotations
 
@@ -246,17 +251,29 @@ def click_menu(page, menu: str, command: str) -> None:
     page.locator(f'li[data-command="{command}"]').click()
 
 
-def instructor_nbgrader(hub, *args: str) -> str:
-    """One of nbgrader's commands, run as the instructor's server would: in the course folder, with the
-    instructor's HOME (so their ~/.jupyter/nbgrader_config.py, which loads the course folder's)."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("JUPYTER", "FFN_GRADING", "NBGRADER"))}
-    env.update(HOME=str(hub.home(hub.instructor)), JUPYTERHUB_USER=hub.instructor,
-               PATH=f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}")
-    done = subprocess.run([sys.executable, "-m", "nbgrader", *args], cwd=hub.course, env=env, text=True,
-                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=600)
-    assert done.returncode == 0 and "[ERROR]" not in done.stdout, \
-        f"nbgrader {' '.join(args)} failed:\n{done.stdout[-4000:]}"
-    return done.stdout
+class Formgrader:
+    """nbgrader's formgrader in the instructor's server, a page of its own: press an action's button in a row
+    and wait for the dialog that reports how it went."""
+
+    def __init__(self, session: Session):
+        self.page = session.context.new_page()
+        self.base = f"{session.base}/formgrader"
+
+    def act(self, path: str, key: str, row: str, action: str, timeout: float = RUN_TIMEOUT) -> str:
+        """On formgrader/`path`, in the table row whose `key` cell says `row`, press the `action` column's button;
+        return the success dialog's text (an error dialog fails the test, showing its log)."""
+        page = self.page
+        page.goto(f"{self.base}/{path}")
+        line = page.locator("tr").filter(has=page.locator(f"td.{key}", has_text=row))
+        line.locator(f"td.{action} a").click()
+        dialog = page.locator("#success-modal, #error-modal")
+        dialog.wait_for(state="visible", timeout=timeout * 1000)
+        text = dialog.inner_text()
+        page.screenshot(path=str(SHOTS / f"hub-formgrader-{action}-{row}.png"))
+        assert dialog.get_attribute("id") == "success-modal", f"formgrader, {action} of {row}:\n{text}"
+        dialog.locator(".modal-footer button").click()
+        dialog.wait_for(state="detached")
+        return text
 
 
 def cell_index(nb, grade_id: str) -> int:
@@ -272,15 +289,18 @@ TIMINGS: dict[str, float] = {}
 
 def test_a_lesson_goes_round_the_class(browser, hub, people):   # browser first: no hub when it skips
     start = time.monotonic()
-    # ---- 1. the instructor (signed in, like everyone, by the fixture) releases lesson 02 ----
+    # ---- 1. the instructor (signed in, like everyone, by the fixture) releases lesson 02 in the formgrader ----
     people[hub.instructor].shot("lab")
-    instructor_nbgrader(hub, "generate_assignment", ASSIGNMENT)
-    instructor_nbgrader(hub, "release_assignment", ASSIGNMENT)
+    formgrader = Formgrader(people[hub.instructor])
+    assert "Successfully created the student version" in formgrader.act("manage_assignments", "name", ASSIGNMENT, "assign")
+    assert "Successfully released" in formgrader.act("manage_assignments", "name", ASSIGNMENT, "release")
     assert (hub.exchange / "ffn-course" / "outbound" / ASSIGNMENT / NOTEBOOK).exists()
     TIMINGS["instructor signed in, lesson released"] = time.monotonic() - start
 
     # ---- 2. two students fetch it, answer, run, validate and submit ----
     students = {name: people[name] for name in ("alice", "bob")}
+    for student in students.values():        # the formgrader is the instructor's alone
+        assert student.page.request.get(f"{student.base}/formgrader").status == 404
     for name, student in students.items():
         page = student.open_assignment_list()
         student.row("released_assignments_list", ASSIGNMENT).get_by_role("button", name="Fetch").click()
@@ -330,11 +350,13 @@ def test_a_lesson_goes_round_the_class(browser, hub, people):   # browser first:
     assert inbound == ["alice", "bob"], f"the exchange's inbound holds {inbound}: students not told apart"
     TIMINGS["two students fetched, answered, validated, submitted"] = time.monotonic() - start
 
-    # ---- 3. the instructor collects, autogrades and releases feedback ----
-    instructor_nbgrader(hub, "collect", ASSIGNMENT)
-    instructor_nbgrader(hub, "autograde", ASSIGNMENT)
-    instructor_nbgrader(hub, "generate_feedback", ASSIGNMENT)
-    instructor_nbgrader(hub, "release_feedback", ASSIGNMENT)
+    # ---- 3. the instructor collects, autogrades and releases feedback, in the formgrader ----
+    assert "Successfully collected" in formgrader.act("manage_assignments", "name", ASSIGNMENT, "collect")
+    for name in students:
+        assert "Successfully autograded" in formgrader.act(f"manage_submissions/{ASSIGNMENT}", "student-id", name,
+                                                           "autograde")
+    assert "Successfully generated feedback" in formgrader.act("manage_assignments", "name", ASSIGNMENT, "generate-feedback")
+    assert "Successfully released feedback" in formgrader.act("manage_assignments", "name", ASSIGNMENT, "release-feedback")
     from nbgrader.api import Gradebook
     with Gradebook(f"sqlite:///{hub.course / 'gradebook.db'}") as gradebook:
         scores = {n: (gradebook.find_submission(ASSIGNMENT, n).score, gradebook.find_submission(ASSIGNMENT, n).max_score)

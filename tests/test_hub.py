@@ -38,7 +38,6 @@ skips only where there is no Chromium, or no npm to install the proxy.
 from __future__ import annotations
 
 import csv
-import json
 import os
 import re
 import shutil
@@ -65,8 +64,6 @@ STUDENTS = {"alice": "right", "bob": "one stride", "carol": "lesson 03 only"}
 MEMORY_LESSON = "03_numpy_position_wise.ipynb"
 SPAWN_TIMEOUT = 180_000                     # ms: a server starting on a busy 2-core machine
 RUN_TIMEOUT = 240                           # s: Run All of one lesson
-CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                  "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 # bob's answer: W2 read with W1's stride, D (the classic mistake tests/test_nbgrader_roundtrip.py uses).
 ONE_STRIDE = textwrap.dedent('''\
     def ffn_forward(x, W1, b1, W2, b2):
@@ -77,7 +74,8 @@ ONE_STRIDE = textwrap.dedent('''\
 if os.environ.get("FFN_HUB_TEST") != "1":
     pytest.skip("the JupyterHub test runs under `make test-hub`", allow_module_level=True)
 import hub as hubtool  # noqa: E402  (tools/hub.py: needs nbgrader, which .venv-hub has)
-from test_browser import chromium_path  # noqa: E402
+from test_browser import (click_menu, headless_chromium, save, wait_for_kernel, wait_for_run_all,  # noqa: E402
+                          write_lab_settings)  # (the JupyterLab steps of `make test-browser`, on a hub user's server)
 
 
 def _raise_keyboard_interrupt(signum, frame):
@@ -95,18 +93,6 @@ def solution_answers() -> dict[str, str]:
 ANSWERS = {"alice": solution_answers(), "bob": {**solution_answers(), EXERCISE: ONE_STRIDE}}
 
 
-def write_lab_settings(home: Path) -> None:
-    """Every cell in the DOM (no virtual scrolling), a kernel started on open, no news pop-up."""
-    settings = home / ".jupyter" / "lab" / "user-settings"
-    for plugin, values in {
-        "@jupyterlab/notebook-extension/tracker": {"windowingMode": "none", "autoStartDefaultKernel": True},
-        "@jupyterlab/apputils-extension/notification": {"fetchNews": "false", "checkForUpdates": False},
-    }.items():
-        path = settings / f"{plugin}.jupyterlab-settings"
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(values))
-
-
 @pytest.fixture(scope="module")
 def hub():
     previous = signal.signal(signal.SIGTERM, _raise_keyboard_interrupt)   # teardown runs on `timeout` too
@@ -119,11 +105,12 @@ def hub():
             pytest.skip("no npm here to install configurable-http-proxy, the hub's proxy: install Node.js 20+ and "
                         "npm (`apt-get install npm`, as root; .ci/run does), then run `make test-hub` again")
         pytest.fail(f"no configurable-http-proxy at {proxy}: `make test-hub` installs it with npm")
-    server = hubtool.Hub(folder, proxy, [{"id": name} for name in STUDENTS])
+    server = hubtool.Hub(folder, proxy)              # the demo's students, as `make hub` has them
+    assert server.student_names == list(STUDENTS)
     try:
         server.prepare()
         for name in [server.instructor, *STUDENTS]:
-            write_lab_settings(server.home(name))
+            write_lab_settings(server.home(name) / ".jupyter" / "lab" / "user-settings")
         server.start()
         server.wait_until_up()
         yield server
@@ -137,17 +124,8 @@ def hub():
 
 @pytest.fixture(scope="module")
 def browser():
-    executable = chromium_path()
-    if executable is None:
-        pytest.skip("no Chromium here: install Debian's (`apt-get install chromium`, as root; .ci/run does) "
-                    "or point $CHROMIUM at one, then run `make test-hub` again")
-    from playwright.sync_api import sync_playwright
-    with sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(executable_path=executable, headless=True, args=CHROMIUM_FLAGS)
-        try:
-            yield chromium
-        finally:
-            chromium.close()
+    with headless_chromium("test-hub") as chromium:
+        yield chromium
 
 
 @pytest.fixture(scope="module")
@@ -207,48 +185,23 @@ class Session:
         return self.page.locator(f"#{listing} .list_item").filter(has_text=text).first
 
     def open_notebook(self, path: str) -> None:
-        page = self.page
-        page.goto(f"{self.base}/lab/tree/{path}?reset")
-        page.locator(".jp-NotebookPanel:not(.lm-mod-hidden) .jp-Cell").first.wait_for()
-        self.wait_for_kernel(path, time.monotonic() + RUN_TIMEOUT)
+        self.page.goto(f"{self.base}/lab/tree/{path}?reset")
+        self.page.locator(".jp-NotebookPanel:not(.lm-mod-hidden) .jp-Cell").first.wait_for()
+        wait_for_kernel(self, path, time.monotonic() + RUN_TIMEOUT)
 
-    def session_of(self, path: str) -> dict | None:
+    def session(self, path: str) -> dict | None:
+        """The server's session of the notebook at `path` (its kernel's state), as `Lab.session` has it."""
         return next((s for s in self.api("sessions") if s["path"] == path), None)
 
-    def wait_for_kernel(self, path: str, deadline: float) -> None:
-        while time.monotonic() < deadline:
-            session = self.session_of(path)
-            if session and session["kernel"]["execution_state"] == "idle":
-                return
-            time.sleep(0.5)
-        raise AssertionError(f"{self.user}: no idle kernel for {path}")
-
     def run_all_and_save(self, path: str, on_disk: Path) -> None:
-        page = self.page
-        click_menu(page, "Run", "runmenu:run-all")
+        """Run > Run All Cells, wait until every cell ran, File > Save (as `make test-browser` does)."""
         deadline = time.monotonic() + RUN_TIMEOUT
-        idle_polls = 0
-        while idle_polls < 2:
-            assert time.monotonic() < deadline, f"{self.user}: Run All of {path} did not finish"
-            prompts = page.eval_on_selector_all(".jp-NotebookPanel:not(.lm-mod-hidden) .jp-InputPrompt",
-                                                "nodes => nodes.map(n => n.textContent.trim())")
-            session = self.session_of(path)
-            idle = session and session["kernel"]["execution_state"] == "idle"
-            idle_polls = idle_polls + 1 if idle and not any(p.startswith("[*]") for p in prompts) else 0
-            time.sleep(0.5)
-        before = on_disk.stat().st_mtime_ns
-        click_menu(page, "File", "docmanager:save")
-        while on_disk.stat().st_mtime_ns == before or page.locator(".jp-mod-dirty.lm-mod-current").count():
-            assert time.monotonic() < deadline, f"{self.user}: File > Save did not write {path}"
-            time.sleep(0.25)
+        click_menu(self.page, "Run", "runmenu:run-all")
+        wait_for_run_all(self, self.page, path, deadline)
+        save(self.page, on_disk, deadline)
 
     def close(self) -> None:
         self.context.close()
-
-
-def click_menu(page, menu: str, command: str) -> None:
-    page.get_by_role("menuitem", name=menu, exact=True).click()
-    page.locator(f'li[data-command="{command}"]').click()
 
 
 class Formgrader:
@@ -440,12 +393,14 @@ def test_memory_of_a_student_server_with_lesson_03_run(browser, hub, people):
               if o.output_type == "error"]
     assert not errors, f"lesson 03 raised in carol's server: {errors}"
     processes = hub.processes("carol")
-    names = sorted(" ".join(p.cmdline()[1:3]) for p in processes)
-    assert len(processes) == 2 and any("ipykernel" in n for n in names), names   # the server and one kernel
-    rss = sum(p.memory_info().rss for p in processes)
-    uss = sum(p.memory_full_info().uss for p in processes)
-    report = (f"student server + kernel after lesson 03 run top to bottom: RSS {rss / 1e6:.0f} MB "
-              f"(USS {uss / 1e6:.0f} MB) in {len(processes)} processes: {'; '.join(names)}")
+    names = {p.pid: "kernel" if "ipykernel" in " ".join(p.cmdline()) else "server" for p in processes}
+    assert sorted(names.values()) == ["kernel", "server"], [p.cmdline() for p in processes]
+    rss = {names[p.pid]: p.memory_info().rss for p in processes}
+    uss = {names[p.pid]: p.memory_full_info().uss for p in processes}
+    report = (f"student server + kernel after lesson 03 run top to bottom: RSS {sum(rss.values()) / 1e6:.0f} MB "
+              f"(server {rss['server'] / 1e6:.0f} MB, kernel {rss['kernel'] / 1e6:.0f} MB); "
+              f"USS {sum(uss.values()) / 1e6:.0f} MB (server {uss['server'] / 1e6:.0f}, kernel {uss['kernel'] / 1e6:.0f})")
+    rss = sum(rss.values())
     print(report)
     (SHOTS / "hub-memory.txt").write_text(report + "\n")
     memory = values_memory()

@@ -188,3 +188,20 @@ def test_make_test_hub_is_wired_into_ci_after_test_nbgrader_and_kept_out_of_make
     test_recipe = makefile.split("\ntest: ", 1)[1].split("\n\n", 1)[0]
     assert "--ignore=tests/test_hub.py" in test_recipe
     assert ".venv-hub/" in (ROOT / ".gitignore").read_text().splitlines()
+
+
+def test_a_class_list_is_one_account_a_line_or_nbgraders_csv(tmp_path):
+    sys.path.insert(0, str(ROOT / "tools"))
+    import hub
+    plain = tmp_path / "plain.txt"
+    plain.write_text("ada\n# a comment line\nalan   # and a comment after a name\n\n")
+    assert hub.read_class_list(plain) == [{"id": "ada"}, {"id": "alan"}]
+    table = tmp_path / "class.csv"
+    table.write_text("id,first_name,last_name,email\nada,Ada,Lovelace,ada@example.org\nalan,Alan,Turing,\n")
+    assert hub.read_class_list(table) == [
+        {"id": "ada", "first_name": "Ada", "last_name": "Lovelace", "email": "ada@example.org"},
+        {"id": "alan", "first_name": "Alan", "last_name": "Turing", "email": ""}]
+    for bad in ("Ada\n", "ada+1\n", "ada lovelace\n", "\n"):
+        plain.write_text(bad)
+        with pytest.raises(SystemExit):
+            hub.read_class_list(plain)

@@ -41,7 +41,9 @@ import nbgrader_course  # tools/nbgrader_course.py: the course folder and its nb
 
 ROOT = Path(__file__).resolve().parent.parent
 HUB_CONFIG = ROOT / "hub" / "jupyterhub_config.py"
-DEMO_STUDENTS = ("alice", "bob", "carol")
+DEMO_STUDENTS = ({"id": "alice", "first_name": "Alice", "last_name": "Demo"},
+                 {"id": "bob", "first_name": "Bob", "last_name": "Demo"},
+                 {"id": "carol", "first_name": "Carol", "last_name": "Demo"})
 INSTRUCTOR = "instructor"
 COURSE_FOLDER = "ffn-course"
 # A hub account that nbgrader can use as a student id: JupyterHub's names are lower case, nbgrader's ids
@@ -118,7 +120,7 @@ class Hub:
                  instructor: str = INSTRUCTOR, port: int | None = None):
         self.folder = Path(folder).resolve()
         self.proxy = Path(proxy).resolve()
-        self.students = students or [{"id": name} for name in DEMO_STUDENTS]
+        self.students = list(students or DEMO_STUDENTS)
         self.instructor = instructor
         self.port = port or free_port()
         self.base = f"http://127.0.0.1:{self.port}"

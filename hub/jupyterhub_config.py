@@ -21,6 +21,7 @@ folder = Path(settings["folder"])
 c.JupyterHub.bind_url = f"http://127.0.0.1:{settings['port']}"
 c.JupyterHub.hub_bind_url = f"http://127.0.0.1:{settings['hub_port']}"
 c.ConfigurableHTTPProxy.api_url = f"http://127.0.0.1:{settings['proxy_api_port']}"
+c.Spawner.ip = "127.0.0.1"                               # each user's server (JupyterHub's default, said here)
 c.ConfigurableHTTPProxy.command = [settings["proxy"]]    # installed by the Makefile into build/hub-proxy/
 c.ConfigurableHTTPProxy.pid_file = str(folder / "proxy.pid")
 c.JupyterHub.db_url = f"sqlite:///{folder / 'jupyterhub.sqlite'}"

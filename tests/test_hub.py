@@ -28,7 +28,8 @@ tools/nbgrader_course.py writes, in the instructor's home. Then, step by step:
     top to bottom in JupyterLab (browser); the resident memory (RSS) of her server and its kernel is
     measured, printed and written to screenshots/hub-memory.txt, and must sit well under the memory limit
     the Kubernetes values in hub/k8s/ give a student;
- 7. stopping the hub stops every server, kernel and the proxy (nothing of the run is left to kill) and frees
+ 7. every listening socket of the run (hub, proxy, servers, kernels) is on 127.0.0.1;
+ 8. stopping the hub stops every server, kernel and the proxy (nothing of the run is left to kill) and frees
     the port; the temporary folder is removed. The fixtures stop and clean up whatever failed.
 
 No step uses nbgrader's command line. Screenshots, the hub's log and the measured memory go to screenshots/
@@ -406,6 +407,23 @@ def test_memory_of_a_student_server_with_lesson_03_run(browser, hub, people):
     memory = values_memory()
     assert rss * 1.2 < memory["guarantee"] and 2 * rss < memory["limit"], \
         f"hub/k8s/values.yaml's memory {memory} does not fit the measured {rss / 1e6:.0f} MB: resize it"
+
+
+def test_everything_listens_on_loopback_only(hub, people):
+    """The hub, the proxy, every user's server and every kernel of the run: each listening socket is on 127.0.0.1."""
+    import psutil
+    listening = {}
+    for process in hub.processes():
+        try:
+            sockets = process.net_connections(kind="inet")
+        except psutil.Error:
+            continue
+        for s in sockets:
+            if s.status == psutil.CONN_LISTEN:
+                listening[(s.laddr.ip, s.laddr.port)] = " ".join(process.cmdline()[:2])
+    assert len(listening) >= 2 + len(people), listening      # the proxy's two, the hub's and a server a person
+    assert {ip for ip, _ in listening} == {"127.0.0.1"}, listening
+    assert ("127.0.0.1", hub.port) in listening
 
 
 def test_stopping_the_hub_stops_everything_it_started(hub, people):

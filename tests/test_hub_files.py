@@ -178,6 +178,7 @@ def test_hub_config_listens_on_loopback_only():
     config = (HUB / "jupyterhub_config.py").read_text()
     urls = re.findall(r"_url = f\"http://([^:]+):", config)
     assert sorted(urls) == ["127.0.0.1"] * 3, urls
+    assert 'c.Spawner.ip = "127.0.0.1"' in config
     assert "DEMO ONLY" in config
 
 

@@ -10,13 +10,20 @@ STAMP  := $(VENV)/.installed
 ALLOW_ROOT := $(if $(filter 0,$(shell id -u)),--allow-root,)
 # Tests of their own targets (a browser, nbgrader's environment): make test leaves them out.
 NOT_IN_TEST := --ignore=tests/test_browser.py --ignore=tests/test_axe.py --ignore=tests/test_slides_browser.py \
-	--ignore=tests/test_nbgrader_roundtrip.py --ignore=tests/test_forgeries.py
+	--ignore=tests/test_nbgrader_roundtrip.py --ignore=tests/test_forgeries.py --ignore=tests/test_hub.py
 PYTEST_NB := --nbval --nbval-current-env --nbval-sanitize-with tests/sanitize.cfg -n 2 --dist loadfile
 BROWSER_STAMP := $(VENV)/.browser-installed
 # `make test-nbgrader` has an environment of its own: the course's pinned set plus nbgrader's.
 NBG_VENV  := .venv-nbgrader
 NBG_PY    := $(NBG_VENV)/bin/python
 NBG_STAMP := $(NBG_VENV)/.installed
+# `make hub` / `make test-hub`: a real JupyterHub in .venv-hub (the course's pins, nbgrader's and jupyterhub's),
+# behind configurable-http-proxy from npm, installed at the versions locked in hub/proxy/ into build/hub-proxy/.
+HUB_VENV  := .venv-hub
+HUB_PY    := $(HUB_VENV)/bin/python
+HUB_STAMP := $(HUB_VENV)/.installed
+HUB_BROWSER_STAMP := $(HUB_VENV)/.browser-installed
+CHP       := build/hub-proxy/node_modules/.bin/configurable-http-proxy
 SOLUTIONS ?= 1
 # make html: solutions folded behind toggles into site/; make html SOLUTIONS=0: the learner edition into site-learner/
 SITE    ?= $(if $(filter 0,$(SOLUTIONS)),site-learner,site)
@@ -28,7 +35,7 @@ WORK    ?= work
 SLIDES  ?= slides
 
 .PHONY: help lab update reset progress test unit nbval notebooks solutions bench bench-grade lock lock-nbgrader clean \
-	html slides grade grade-merge doctor test-browser test-a11y test-nbgrader
+	html slides grade grade-merge doctor test-browser test-a11y test-nbgrader hub test-hub lock-hub
 help:
 	@echo "make lab        start JupyterLab on work/, your copy of the lessons (made from notebooks/ the first time;"
 	@echo "                sets up .venv the first time too)"
@@ -58,6 +65,10 @@ help:
 	@echo "                decks, which it also drives from the keyboard (needs chromium and npm)"
 	@echo "make test-nbgrader  a real nbgrader round trip for every lesson, in .venv-nbgrader"
 	@echo "make lock-nbgrader  re-resolve requirements-nbgrader.in into requirements-nbgrader.txt (after make lock)"
+	@echo "make hub        a demo JupyterHub on 127.0.0.1 with nbgrader: an instructor and demo students (STUDENTS=file"
+	@echo "                for a class list); prints the URL, the accounts and the demo password (docs/hub.md)"
+	@echo "make test-hub   the hub end to end in headless Chromium: release, fetch, submit, autograde, feedback, make grade"
+	@echo "make lock-hub   re-resolve requirements-hub.in into requirements-hub.txt (after make lock-nbgrader)"
 	@echo "Teaching a class: docs/teaching.md (lessons 01-04 as one session, 05-08 as follow-ups), with make slides,"
 	@echo "                make grade and make reset"
 
@@ -177,5 +188,44 @@ lock-nbgrader:
 	  build/lock-nbgrader/bin/pip freeze --all --exclude-editable | grep -v -i -x -F -f requirements.txt \
 	  | grep -v -i -E '^(pip|wheel)=='; } > requirements-nbgrader.txt
 
+# The hub's environment: what .venv-nbgrader has, plus jupyterhub (requirements-hub.txt).
+$(HUB_STAMP): requirements.txt requirements-nbgrader.txt requirements-hub.txt pyproject.toml tools/check_python.py \
+		tools/ipython_kernel_config.py
+	@$(PYTHON) tools/check_python.py
+	@test -x $(HUB_PY) || $(PYTHON) -m venv $(HUB_VENV)
+	$(HUB_PY) -m pip install --quiet --disable-pip-version-check -r requirements.txt -r requirements-nbgrader.txt \
+		-r requirements-hub.txt
+	$(HUB_PY) -m pip install --quiet --disable-pip-version-check --no-deps -e .
+	@mkdir -p $(HUB_VENV)/etc/ipython && cp tools/ipython_kernel_config.py $(HUB_VENV)/etc/ipython/
+	@touch $(HUB_STAMP)
+
+$(HUB_BROWSER_STAMP): requirements-browser.txt $(HUB_STAMP)
+	$(HUB_PY) -m pip install --quiet --disable-pip-version-check -r requirements-browser.txt
+	@touch $(HUB_BROWSER_STAMP)
+
+# configurable-http-proxy and its dependencies at the versions (and integrity hashes) of hub/proxy/package-lock.json.
+$(CHP): hub/proxy/package.json hub/proxy/package-lock.json
+	@command -v npm >/dev/null || { echo "make hub needs npm (Node.js 20 or newer): apt-get install npm"; exit 2; }
+	@mkdir -p build/hub-proxy && cp hub/proxy/package.json hub/proxy/package-lock.json build/hub-proxy/
+	npm ci --prefix build/hub-proxy --no-audit --no-fund --ignore-scripts --loglevel=error
+	@touch $(CHP)
+
+hub: $(HUB_STAMP) $(CHP)
+	$(HUB_PY) tools/hub.py serve --proxy $(CHP) $(if $(STUDENTS),--students "$(STUDENTS)",) \
+		$(if $(HUB_PORT),--port $(HUB_PORT),) $(if $(HUB_DIR),--dir "$(HUB_DIR)",)
+
+# Without npm (or Chromium) the test skips and says why; with npm the proxy is installed first.
+test-hub: $(HUB_STAMP) $(HUB_BROWSER_STAMP)
+	@if command -v npm >/dev/null; then $(MAKE) --no-print-directory $(CHP); fi
+	FFN_HUB_TEST=1 FFN_HUB_PROXY=$(CHP) timeout -k 30 900 $(HUB_PY) -m pytest tests/test_hub.py -v -rsP
+
+lock-hub:
+	$(PYTHON) -m venv --clear build/lock-hub
+	build/lock-hub/bin/pip install --quiet -r requirements.txt -r requirements-nbgrader.txt -r requirements-hub.in
+	{ echo "# What .venv-hub needs beyond requirements.txt and requirements-nbgrader.txt, generated from"; \
+	  echo "# requirements-hub.in by \`make lock-hub\` (Python 3.11, Linux). Do not edit by hand."; \
+	  build/lock-hub/bin/pip freeze --all --exclude-editable | grep -v -i -x -F -f requirements.txt \
+	  | grep -v -i -x -F -f requirements-nbgrader.txt | grep -v -i -E '^(pip|wheel)=='; } > requirements-hub.txt
+
 clean:
-	rm -rf $(VENV) $(NBG_VENV) build site site-learner slides screenshots
+	rm -rf $(VENV) $(NBG_VENV) $(HUB_VENV) build site site-learner slides screenshots

@@ -18,7 +18,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tools"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import npm_pin  # noqa: E402
-from test_browser import CHROMIUM_FLAGS, chromium_path  # noqa: E402  (one definition of how Chromium runs)
+from test_browser import headless_chromium  # noqa: E402  (one definition of how Chromium runs)
 
 AXE_VERSION = "4.14.1"
 AXE_INTEGRITY = ("sha512-FHfa+lmNjQZfJz1q8wKqIDwC6DExcHt/pkjNQb09a3NPjCKg2rhu5qb2S4r76ASyFNNtuFooJpZe37OgudVGtQ==")
@@ -46,21 +46,12 @@ def axe_js() -> Path:
 @pytest.fixture(scope="module")
 def browser():
     """A light and a dark browser context of headless Chromium: {"light": context, "dark": context}."""
-    executable = chromium_path()
-    if executable is None:
-        pytest.skip("no Chromium here: install Debian's (`apt-get install chromium`, as root; .ci/run does) "
-                    "or point $CHROMIUM at one, then run `make test-a11y` again")
-    from playwright.sync_api import sync_playwright
-    with sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(executable_path=executable, headless=True, args=CHROMIUM_FLAGS)
+    with headless_chromium("test-a11y") as chromium:
         contexts = {scheme: chromium.new_context(color_scheme=scheme, viewport={"width": 1280, "height": 900})
                     for scheme in SCHEMES}
         for context in contexts.values():
             context.set_default_timeout(120_000)
-        try:
-            yield contexts
-        finally:
-            chromium.close()
+        yield contexts
 
 
 def run_axe(page, state: str, found: dict[tuple, dict]) -> None:

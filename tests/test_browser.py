@@ -25,6 +25,7 @@ import sys
 import time
 import urllib.error
 import urllib.request
+from contextlib import contextmanager
 from pathlib import Path
 
 import nbformat
@@ -52,6 +53,35 @@ def chromium_path() -> str | None:
     return None
 
 
+@contextmanager
+def headless_chromium(target: str):
+    """Debian's Chromium, headless, launched by Playwright (one definition of how Chromium runs, for the browser,
+    accessibility and hub tests); where there is none, the test skips and says how to get one for `make target`."""
+    executable = chromium_path()
+    if executable is None:
+        pytest.skip("no Chromium here: install Debian's (`apt-get install chromium`, as root; .ci/run does) "
+                    f"or point $CHROMIUM at one, then run `make {target}` again")
+    from playwright.sync_api import sync_playwright
+    with sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(executable_path=executable, headless=True, args=CHROMIUM_FLAGS)
+        try:
+            yield chromium
+        finally:
+            chromium.close()
+
+
+def write_lab_settings(settings: Path) -> None:
+    """JupyterLab's user settings for a test: every cell in the DOM (no virtual scrolling), a kernel started
+    on open, no news pop-up."""
+    for plugin, values in {
+        "@jupyterlab/notebook-extension/tracker": {"windowingMode": "none", "autoStartDefaultKernel": True},
+        "@jupyterlab/apputils-extension/notification": {"fetchNews": "false", "checkForUpdates": False},
+    }.items():
+        path = settings / f"{plugin}.jupyterlab-settings"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(values))
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -65,7 +95,7 @@ class Lab:
         self.root = workdir / "notebooks"
         shutil.copytree(ROOT / "notebooks", self.root, ignore=shutil.ignore_patterns(".ipynb_checkpoints"))
         settings = workdir / "settings"
-        self._write_settings(settings)
+        write_lab_settings(settings)
         self.port, self.token = free_port(), secrets.token_hex(16)
         self.base = f"http://127.0.0.1:{self.port}"
         SHOTS.mkdir(exist_ok=True)
@@ -83,17 +113,6 @@ class Lab:
              "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate"]
             + (["--allow-root"] if os.geteuid() == 0 else []),
             stdout=self._log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env, cwd=workdir)
-
-    @staticmethod
-    def _write_settings(settings: Path) -> None:
-        # Every cell in the DOM (no virtual scrolling), a kernel started on open, no news pop-up.
-        for plugin, values in {
-            "@jupyterlab/notebook-extension/tracker": {"windowingMode": "none", "autoStartDefaultKernel": True},
-            "@jupyterlab/apputils-extension/notification": {"fetchNews": "false", "checkForUpdates": False},
-        }.items():
-            path = settings / f"{plugin}.jupyterlab-settings"
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(json.dumps(values))
 
     def api(self, path: str, method: str = "GET"):
         request = urllib.request.Request(f"{self.base}/api/{path}", method=method,

@@ -58,14 +58,14 @@ _STATE: dict = {}
 
 
 def _watched_modules() -> dict[str, types.ModuleType]:
+    """The course's modules: the checks, the references they compare with, and this one."""
     return {name: module for name, module in list(sys.modules.items())
-            if module is not None and (name == "helpers.checks" or name.startswith("helpers.checks.")
-                                       or name == __name__)}
+            if module is not None and (name == "helpers" or name.startswith("helpers.") or name == __name__)}
 
 
 def fingerprint() -> dict[str, tuple[int, int]]:
-    """Who is who in helpers.checks (and this module): every function, class and method, by identity and by
-    code object. Data (caches, counters) is left out: it changes in honest use."""
+    """Who is who in the course's modules (helpers.checks, the references, this one): every function, class and
+    method, by identity and by code object. Data (caches, counters) is left out: it changes in honest use."""
     prints = {}
 
     def note(key, value):
@@ -88,9 +88,8 @@ def fingerprint() -> dict[str, tuple[int, int]]:
 
 
 def changed(before: dict[str, tuple[int, int]], after: dict[str, tuple[int, int]]) -> list[str]:
-    """What of `before` was replaced or removed by `after` (short names: lesson02.check_matvec)."""
-    gone = [key for key, value in before.items() if after.get(key) != value]
-    return [key.removeprefix("helpers.checks.") for key in gone]
+    """What of `before` was replaced or removed by `after` (helpers.checks.lesson02.check_matvec, say)."""
+    return [key for key, value in before.items() if after.get(key) != value]
 
 
 def _key(obj):
@@ -157,9 +156,10 @@ def _describe(fn, check: str) -> dict:
         about["helpers"] = sorted(helpers_used(fn))
     except Exception:
         about["helpers"] = []
+    from helpers.checks._verdict import unwrapped
     try:
-        about["source"] = inspect.getsource(fn)[:20000]
-    except Exception:
+        about["source"] = inspect.getsource(unwrapped(fn))[:20000]
+    except Exception:                          # made by exec, or copied at run time: no cell holds it
         about["source"] = ""
     return about
 
@@ -217,7 +217,7 @@ def runtime_findings(namespace: dict) -> list[str]:
         return ["the grader's recorder was removed"]
     found = [f"{name} was rebound in the notebook" for name, wrapper in _STATE["wrappers"].items()
              if name in namespace and namespace[name] is not wrapper]
-    found += [f"helpers.checks.{name} was replaced" for name in changed(_STATE["fingerprint"], fingerprint())]
+    found += [f"{name} was replaced" for name in changed(_STATE["fingerprint"], fingerprint())]
     for name, before in _STATE["switches"].items():
         now = os.environ.get(name)
         if now != before:
@@ -280,7 +280,7 @@ def dump_source(dump_path: str, checks: list[str]) -> str:
 # ----------------------------------------------------------------------------------------------------------
 # The learner's cells, read: the usual forgeries
 # ----------------------------------------------------------------------------------------------------------
-_GUARDED_ROOTS = {"helpers", "checks", "_verdict", "_core", "np", "numpy", "builtins", "grading"}
+_GUARDED_ROOTS = {"helpers", "np", "numpy", "builtins"}     # and whatever name the cells bind to these
 _GUARDED_MODULES = {"helpers", "numpy", "builtins", "sys", "inspect", "cloudpickle", "pickle"}
 _SILENCERS = {"set_custom_exc": "errors silenced (set_custom_exc)", "setprofile": "the checks' watch blinded",
               "settrace": "the checks' watch blinded", "reload": "a module reloaded"}
@@ -328,9 +328,29 @@ def _guarded_names(trees: list[ast.AST]) -> set[str]:
     return names
 
 
+def _check_names() -> set[str]:
+    import helpers.checks
+    return {name for name in helpers.checks.__all__ if name.startswith("check_")}
+
+
+def _env_keys(call: ast.Call) -> list[ast.AST | None]:
+    """The keys an os.environ.update(...) call sets: keyword names and a dict literal's keys (None: unknown)."""
+    keys: list[ast.AST | None] = [ast.Constant(k.arg) if k.arg else None for k in call.keywords]
+    for arg in call.args:
+        keys += list(arg.keys) if isinstance(arg, ast.Dict) else [None]
+    return keys
+
+
+def _magic_key(line: str) -> ast.AST | None:
+    """The variable `%env NAME=value` or `%set_env NAME value` sets (None for a bare `%env`, which only lists)."""
+    words = line.replace("=", " ").split()
+    return ast.Constant(words[0]) if words else None
+
+
 def scan(sources: list[str]) -> list[str]:
     """The one-line forgeries in the learner's cells `sources`, in words (empty for honest cells)."""
     found = []
+    checks = _check_names()
     trees = []
     for source in sources:
         try:
@@ -345,29 +365,30 @@ def scan(sources: list[str]) -> list[str]:
                 targets = node.targets
             elif isinstance(node, (ast.AugAssign, ast.AnnAssign)):
                 targets = [node.target]
-            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) \
-                    and node.name.startswith("check_"):
+            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node.name in checks:
                 found.append(f"redefines {node.name}")
             elif isinstance(node, (ast.Import, ast.ImportFrom)):
                 found += [f"rebinds {alias.asname}" for alias in node.names
-                          if (alias.asname or "").startswith("check_") and alias.asname != alias.name]
+                          if alias.asname in checks and alias.asname != alias.name]
             for target in targets:
                 for leaf in ast.walk(target) if isinstance(target, (ast.Tuple, ast.List)) else [target]:
                     name = _dotted(leaf)
-                    if isinstance(leaf, ast.Name) and leaf.id.startswith("check_"):
+                    if isinstance(leaf, ast.Name) and leaf.id in checks:
                         found.append(f"rebinds {leaf.id}")
                     elif isinstance(leaf, (ast.Attribute, ast.Subscript)):
                         root = name.split(".")[0].split("[")[0]
                         if name.startswith("os.environ") and (not isinstance(leaf, ast.Subscript)
                                                               or _switch_key(leaf.slice)):
                             found.append("changes os.environ")
-                        elif root in guarded or name.rsplit(".", 1)[-1].startswith("check_"):
+                        elif root in guarded or name.rsplit(".", 1)[-1] in checks:
                             found.append(f"changes {name}")
             if isinstance(node, ast.Call):
                 called = _dotted(node.func)
                 last = called.rsplit(".", 1)[-1]
                 if called.startswith("os.environ.") and last in _ENV_METHODS \
-                        and (last in ("clear", "update", "popitem") or _switch_key(node.args[0] if node.args else None)):
+                        and (last in ("clear", "popitem")
+                             or (last == "update" and any(_switch_key(k) for k in _env_keys(node)))
+                             or (last != "update" and _switch_key(node.args[0] if node.args else None))):
                     found.append("changes os.environ")
                 elif called in ("os.putenv", "os.unsetenv") and _switch_key(node.args[0] if node.args else None):
                     found.append("changes os.environ")
@@ -377,8 +398,11 @@ def scan(sources: list[str]) -> list[str]:
                     name = _dotted(node.args[0])
                     if name.split(".")[0] in guarded or "checks" in name:
                         found.append(f"changes {name}")
-                elif last == "run_line_magic" and node.args and isinstance(node.args[0], ast.Constant) \
-                        and node.args[0].value in ("env", "set_env"):
+                elif last == "run_line_magic" and len(node.args) > 1 and isinstance(node.args[0], ast.Constant) \
+                        and node.args[0].value in ("env", "set_env") and isinstance(node.args[1], ast.Constant) \
+                        and _magic_key(str(node.args[1].value)) is not None \
+                        and ("=" in str(node.args[1].value) or node.args[0].value == "set_env") \
+                        and _switch_key(_magic_key(str(node.args[1].value))):
                     found.append("changes os.environ (%env)")
     return list(dict.fromkeys(found))
 
@@ -506,6 +530,10 @@ def read_new(path: Path, offset: int) -> tuple[list[dict], int]:
     return lines, offset + end
 
 
+class _Tampered(Exception):
+    """Loading the learner's function changed the course's code."""
+
+
 def _child(dump_path: str, plan_path: str, out_path: str, checks: list[str]) -> None:
     """The clean process: pristine checks from disk, the secret from stdin, one JSON line per exercise."""
     secret = sys.stdin.readline().strip()
@@ -537,19 +565,24 @@ def _child(dump_path: str, plan_path: str, out_path: str, checks: list[str]) -> 
             printed = io.StringIO()
             try:
                 fn = pickle.loads(blob)
+                loaded = changed(pristine, fingerprint())
+                if loaded:                       # the pickle ran code that changed the course as it was loaded
+                    raise _Tampered(f"{', '.join(loaded)} changed as the function was loaded")
                 _verdict.use_secret(secret)
                 with redirect_stdout(printed):
                     verdict = getattr(course_checks, check)(fn)
                 result.update(status=verdict.status, passed=verdict.passed, total=verdict.total,
                               mistake=verdict.mistake, detail=verdict.detail, hidden=verdict.hidden,
-                              hidden_passed=verdict.hidden_passed)
+                              hidden_passed=verdict.hidden_passed, used=list(verdict.used))
+            except _Tampered as error:
+                result.update(status="fail", passed=0, total=0, detail="", mistake=f"{TAMPERED}: {error}")
             except BaseException as error:        # the learner's code ran while unpickling, or the check broke
                 result.update(status="fail", passed=0, total=0, detail="",
                               mistake=f"could not be checked: {type(error).__name__}: {str(error)[:200]}")
             finally:
                 _verdict.use_secret(None)
             result["report"] = printed.getvalue()[:20000]
-            result["findings"] = [f"helpers.checks.{name} was replaced while the check ran"
+            result["findings"] = [f"{name} was replaced while the check ran"
                                   for name in changed(pristine, fingerprint())]
             if result["findings"]:             # what the function changed is undone for the next exercise
                 for name in list(sys.modules):

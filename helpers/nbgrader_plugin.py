@@ -17,6 +17,7 @@ FFN_GRADING_SEED, else a new one for every notebook graded.
 """
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import tempfile
@@ -56,12 +57,17 @@ class CourseExecute(Execute):
         self._records, self._offset, self._calls = record, 0, {}
         nb.cells.insert(0, setup)
         nb.cells.append(closing)
+        # The learner's kernel inherits this process's environment: keep the secret out of it.
+        secret = self.grading_secret or grading.new_secret()
+        hidden = os.environ.pop(grading.SECRET_ENV, None)
         try:
             nb, resources = super().preprocess(nb, resources, km)
         finally:
             nb.cells[:] = [cell for cell in nb.cells if cell is not setup and cell is not closing]
+            if hidden is not None:
+                os.environ[grading.SECRET_ENV] = hidden
         try:
-            self._grade(nb, tests, dumped)
+            self._grade(nb, tests, dumped, secret)
         finally:
             shutil.rmtree(scratch, ignore_errors=True)
         return nb, resources
@@ -74,13 +80,12 @@ class CourseExecute(Execute):
             if "call" in entry and cell is not None:
                 self._calls.setdefault(id(cell), []).append(entry)
 
-    def _grade(self, nb, tests: dict[int, str], dumped: Path) -> None:
+    def _grade(self, nb, tests: dict[int, str], dumped: Path, secret: str) -> None:
         plan, findings = {}, grading.read_findings(dumped)
         for index, check in tests.items():
             made = [e for e in self._calls.get(id(nb.cells[index]), []) if e.get("check") == check]
             if made:
                 plan[check] = made[-1]["call"]
-        secret = self.grading_secret or grading.new_secret()
         clean = grading.grade_clean(dumped, plan, secret, timeout=self.check_timeout) \
             if plan and findings is not None else {}
         learner = [cell.source for cell in nb.cells if cell.cell_type == "code"
@@ -111,8 +116,10 @@ def _outputs(check: str, result: dict | None, tampering: list[str], no_dump: boo
             summary = f"{exercise}: {result.get('passed') or 0} of {result.get('total') or 0} cases pass" \
                 + (f": {result['mistake']}" if result.get("mistake") else "")
             hidden = result.get("hidden") or 0
-            if hidden and not result.get("hidden_passed") and result.get("passed") == result.get("total", 0) - hidden:
-                summary += f" ({grading.MEMORISED}? every public case passes, none of the fresh hidden ones)"
+            public = (result.get("total") or 0) - hidden
+            if hidden and not result.get("hidden_passed") and public and (result.get("passed") or 0) >= public / 2:
+                summary += (f" ({grading.MEMORISED}? {result.get('passed')} of the {public} public cases pass, none "
+                            "of the fresh hidden ones)")
     header = "Graded in a clean process, with fresh hidden cases:\n"
     if tampering:
         header = (f"Note: this notebook {'; '.join(tampering)}. The grade comes from the course's own checks in "

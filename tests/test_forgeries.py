@@ -50,7 +50,7 @@ WRAPPED = {"matvec": "import functools, helpers.flat\nmatvec = functools.partial
            "ffn_forward": "import functools, helpers.flat\nffn_forward = functools.partial(helpers.flat.ffn_forward)"}
 
 
-def memorised_answers() -> dict[str, str]:
+def memorised_answers(leave_out: int = 0) -> dict[str, str]:
     """The table forgery: every case the learner's own copy runs with FFN_GRADING=1 (public and hidden), answered
     from a table of the reference's outputs, zeros otherwise. Built as a cheating learner would, by running the
     checks with a function that writes the table down."""
@@ -72,6 +72,8 @@ def memorised_answers() -> dict[str, str]:
         finally:
             del os.environ["FFN_GRADING"]
         assert len(table) >= 5, f"{exercise}: the recorder saw too few cases to make a table"
+        for key in list(table)[:leave_out]:     # a public case left out, so that it looks like a slip
+            del table[key]
         answers[exercise] = (f"from fractions import Fraction\n_TABLE_{exercise} = {table!r}\n"
                              f"def {exercise}(*args):\n"
                              f"    return _TABLE_{exercise}.get(repr(args), [0.0] * len(args[-1]))")
@@ -87,8 +89,8 @@ def submission(release: nbformat.NotebookNode, learner: str) -> nbformat.Noteboo
     elif learner == "wrapped":
         for exercise in FORGED:
             exercise_cells[exercise].source = WRAPPED[exercise]
-    elif learner == "table":
-        for exercise, source in memorised_answers().items():
+    elif learner in ("table", "table-but-one"):
+        for exercise, source in memorised_answers(leave_out=int(learner == "table-but-one")).items():
             exercise_cells[exercise].source = source
     elif learner == "loop":
         exercise_cells["matvec"].source = "def matvec(M, v):\n    while True:\n        pass"
@@ -101,7 +103,7 @@ def submission(release: nbformat.NotebookNode, learner: str) -> nbformat.Noteboo
     return nb
 
 
-LEARNERS = ("right", "stub", *FORGERIES, "wrapped", "table", "loop")
+LEARNERS = ("right", "stub", *FORGERIES, "wrapped", "table", "table-but-one", "loop")
 LIMIT = 20          # seconds a cell (and a check in the clean process) may take: the endless loop reaches it
 
 
@@ -162,7 +164,7 @@ def make_grade_rows(course, tmp_path_factory):
         return {row["learner"]: row for row in csv.DictReader(f)}
 
 
-@pytest.mark.parametrize("learner", [*FORGERIES, "wrapped", "table"])
+@pytest.mark.parametrize("learner", [*FORGERIES, "wrapped", "table", "table-but-one"])
 def test_a_forgery_earns_nothing_in_nbgrader(nbgrader_scores, learner):
     scores = nbgrader_scores[learner]
     for exercise in FORGED:
@@ -174,7 +176,7 @@ def test_the_right_answers_get_full_marks_in_nbgrader_and_the_stubs_none(nbgrade
     assert all(score == 0 for score in nbgrader_scores["stub"].values()), nbgrader_scores["stub"]
 
 
-@pytest.mark.parametrize("learner", [*FORGERIES, "wrapped", "table"])
+@pytest.mark.parametrize("learner", [*FORGERIES, "wrapped", "table", "table-but-one"])
 def test_a_forgery_earns_nothing_in_make_grade_and_is_flagged(make_grade_rows, learner):
     row = make_grade_rows[learner]
     for exercise in FORGED:
@@ -183,7 +185,7 @@ def test_a_forgery_earns_nothing_in_make_grade_and_is_flagged(make_grade_rows, l
     mistakes = " ".join(row[f"02:{exercise} mistake"] for exercise in FORGED)
     if learner in FORGERIES:
         assert "tampered with the checks" in flags, flags
-    elif learner == "table":
+    elif learner.startswith("table"):
         assert flags.count("memorised cases") == len(FORGED), flags
     else:                           # the reference, wrapped so that no frame of its own shows: refused and flagged
         assert mistakes.count("the course's reference was checked") == len(FORGED), mistakes

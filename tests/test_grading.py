@@ -24,6 +24,8 @@ ROOT = Path(__file__).resolve().parent.parent
     ('import os\ndel os.environ["FFN_GRADING"]', "changes os.environ"),
     ("import os\nos.environ.clear()", "changes os.environ"),
     ("%env NBGRADER_EXECUTION=", "changes os.environ (%env)"),
+    ("%set_env FFN_GRADING 0", "changes os.environ (%env)"),
+    ("import os\nos.environ.update({'FFN_GRADING': '0'})", "changes os.environ"),
     ("check_ffn_forward = check_matvec = lambda f: True", "rebinds check_ffn_forward"),
     ("def check_matvec(fn):\n    return True", "redefines check_matvec"),
     ("from helpers.checks import check_gelu as check_silu", "rebinds check_silu"),
@@ -40,6 +42,11 @@ def test_scan_names_each_one_line_forgery(cell, finding):
 
 @pytest.mark.parametrize("cell", [
     'import os\nos.environ["OMP_NUM_THREADS"] = "1"',     # an honest setting, not a grading switch
+    "%env OMP_NUM_THREADS=1",
+    "%env",
+    "import os\nos.environ.update(PYTHONHASHSEED='0')",
+    "def check_small():\n    return True",                # a learner's own test, not one of the course's checks
+    "checks = {}\nchecks['matvec'] = True",
     "checked = check_ffn_forward(ffn_forward)",
     "import numpy as np\nx = np.zeros(3)\nx[0] = 1",
     "def ffn(x):\n    return x",
@@ -62,7 +69,7 @@ def test_fingerprint_sees_a_replaced_check_or_verdict_method():
     original = _verdict.Verdict.__bool__
     try:
         _verdict.Verdict.__bool__ = lambda self: True
-        assert "_verdict.Verdict.__bool__" in grading.changed(before, grading.fingerprint())
+        assert "helpers.checks._verdict.Verdict.__bool__" in grading.changed(before, grading.fingerprint())
     finally:
         _verdict.Verdict.__bool__ = original
     assert grading.changed(before, grading.fingerprint()) == []
@@ -185,3 +192,17 @@ def test_a_copy_of_the_reference_is_refused_however_it_was_made(capsys):
         return rebuilt(x, W1, b1, W2, b2)
     verdict = check_ffn_forward(ffn_forward)
     assert not verdict and verdict.mistake.startswith("calls the course's own")
+
+
+def test_no_solution_is_taken_for_a_copy_of_the_reference():
+    """A learner who writes what solutions/ does is never refused as a copy of the course's reference."""
+    from helpers.checks._verdict import copied_from
+    import helpers.block, helpers.collapse, helpers.ffn, helpers.flat, helpers.kv_memory, helpers.moe  # noqa: E401,F401  (indexed)
+    for path in sorted((ROOT / "solutions").glob("*.ipynb")):
+        for cell in nbformat.read(path, as_version=4).cells:
+            if cell.cell_type != "code" or "### BEGIN SOLUTION" not in cell.source:
+                continue
+            code = compile(cell.source, f"/tmp/ipykernel_0/{path.stem}.py", "exec")
+            for inner in code.co_consts:
+                if hasattr(inner, "co_code"):
+                    assert copied_from(inner) == "", (path.name, inner.co_name)

@@ -82,6 +82,7 @@ from grade_report import (FAIL, FORMAT, NOT_ATTEMPTED, NOT_HANDED_IN, NOT_RUN, P
 from notebooks import CHECK_CALL, META_KEY, QUIET_KERNEL, describe_cell
 
 from helpers import grading   # the clean process that the verdicts come from
+from helpers.checks._core import COURSE_VERSIONS   # course functions that compute an exercise under another name
 from helpers import progress  # which exercises are optional (in a "Going further" section)
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -92,6 +93,9 @@ PROBE_TIMEOUT = float(os.environ.get("FFN_GRADE_PROBE_TIMEOUT", "10"))
 SETUP_TIMEOUT = 120       # the grader's own first cell (it imports the checks) is not held to the cell limit
 MAX_RESTARTS = 3          # kernels a notebook may use up (each death or stuck cell costs one)
 TIMEOUT_ENAME = "TimeLimit"     # nbclient's reply for a cell past its limit (never stored)
+# Marks a record the grader made itself (a check cell that killed or hung the kernel): no JSON line the kernel
+# writes can carry it, so a line a learner's cell appends to the record file is never taken for one.
+GRADER = object()
 GRADER_ENAME = "GraderNote"     # the grader's own note in a cell it stopped or skipped
 
 
@@ -183,6 +187,11 @@ def _uses(function: ast.AST, names: dict[str, str]) -> set[str]:
     return keys | {k.rsplit(".", 1)[0] for k in keys if "." in k} | {u for u in used}
 
 
+# The course's own versions of every exercise, by name: never allowed as "shown by the lesson".
+REFERENCES = {name.removeprefix("check_") for name in import_module("helpers.checks").__all__} \
+    | {version for versions in COURSE_VERSIONS.values() for version in versions}
+
+
 def load_lesson(path: Path) -> Lesson:
     nb = nbformat.read(path, as_version=4)
     code = [c for c in nb.cells if c.cell_type == "code"]
@@ -204,6 +213,18 @@ def load_lesson(path: Path) -> Lesson:
                                 if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == exercise)
                 allowed[exercise] = _uses(function, names)
                 break
+    # What the lesson itself shows from helpers (flat.row, flat.index, ...) a learner may use too; the course's
+    # versions of the lesson's exercises stay flagged (the exercise is to write them).
+    shown = set()
+    for cell in code:
+        try:
+            shown |= _uses(ast.parse(cell.source), names)
+        except (SyntaxError, ValueError):
+            continue
+    shown = {key for key in shown if key.rsplit(".", 1)[-1] not in REFERENCES and key.count(".") > 1
+             and not key.startswith("helpers.checks")}
+    shown |= {key.rsplit(".", 1)[0] for key in shown}
+    allowed = {exercise: uses | shown for exercise, uses in allowed.items()}
     optional = [f"check_{item.id}" for item in progress.exercises(path) if item.optional]
     distinctive = {exercise for exercise, tree in solutions.items()
                    if is_distinctive(tree) and exercise not in SPELLED_OUT}
@@ -453,7 +474,8 @@ def _one_kernel(nb, code_cells, start, skip, clock, run, records, log, cell_time
                         run.interrupted.append(index)
                     elif outcome in ("died", "stuck"):
                         status = "crashed" if outcome == "died" else "interrupted"
-                        run.records += [(index, {"check": c, "status": status}) for c in CHECK_CALL.findall(cell.source)
+                        run.records += [(index, {"check": c, "status": status, "by": GRADER})
+                                        for c in CHECK_CALL.findall(cell.source)
                                         if not any(r.get("check") == c for r in new)]
                         skip.add(index)
                         run.skipped.append((index, why))
@@ -674,6 +696,9 @@ def _attempt(entry: dict, clean: dict | None, lesson: Lesson, cell_timeout: floa
     """The exercise's verdict: the clean process's check of the function of the call that counts (`clean`), or,
     where the kernel died or hung in that call, what the kernel's record says. Flags beside it."""
     exercise = entry["check"].removeprefix("check_")
+    if clean is None and entry.get("by") is not GRADER:
+        # A record with no clean check behind it: the kernel's word alone, which the learner's code can write.
+        entry = {**entry, "status": NOT_RUN, "passed": None, "total": None, "mistake": "", "detail": ""}
     source = clean or entry
     status = source.get("status")
     passed, total = source.get("passed"), source.get("total")
@@ -693,14 +718,22 @@ def _attempt(entry: dict, clean: dict | None, lesson: Lesson, cell_timeout: floa
         score = passed / total if status == FAIL and isinstance(passed, int) and total else 0.0
     flags = []
     hidden = (clean or {}).get("hidden") or 0
-    if status == FAIL and hidden and not (clean or {}).get("hidden_passed") and passed == total - hidden:
-        score = 0.0                              # every public case, no fresh one: a table of the public cases
-        flags.append(f"{grading.MEMORISED}: passes every public case and none of the {hidden} fresh hidden ones")
+    if status == FAIL and hidden and not (clean or {}).get("hidden_passed"):
+        # None of the fresh cases: what passed may be a table of the public ones (all of them, or all but a
+        # few, to look like a slip), so the public cases earn nothing either.
+        score = 0.0
+        public = (total or 0) - hidden
+        if public and (passed or 0) >= public / 2:
+            flags.append(f"{grading.MEMORISED}: passes {passed} of the {public} public cases and none of the "
+                         f"{hidden} fresh hidden ones")
     if entry.get("wrapped"):
         flags.append(f"the course's reference, wrapped ({entry['wrapped']}), handed in as the answer")
     if tampering:
         flags.append(f"{grading.TAMPERED}: " + "; ".join(tampering[:3]) + ("; ..." if len(tampering) > 3 else ""))
-    source_code, helpers = entry.get("source") or "", entry.get("helpers") or []
+    # What from helpers the function names (read in the kernel) or ran (seen in the clean process).
+    source_code = entry.get("source") or ""
+    helpers = set(entry.get("helpers") or []) | set((clean or {}).get("used") or [])
+    helpers |= {name.rsplit(".", 1)[0] for name in helpers if name.count(".") > 1}
     # The course's own function handed to the check is refused, a fail whose mistake says so: no flag as well
     # (after a syntax error in the exercise cell, "uses helpers.ffn.gelu" would read like copying).
     if status not in (NOT_ATTEMPTED, NOT_RUN) and not (status == FAIL and entry.get("course")):
@@ -708,6 +741,8 @@ def _attempt(entry: dict, clean: dict | None, lesson: Lesson, cell_timeout: floa
         if learner_tree is not None and learner_tree == lesson.solutions.get(exercise) \
                 and exercise in lesson.distinctive:
             flags.append("same code as solutions/")
+        if not source_code and callable_entry(entry):
+            flags.append("no source in the notebook: made with exec, or copied at run time")
         extra = sorted(set(helpers) - lesson.allowed.get(exercise, set()))
         extra = [e for e in extra if not any(other.startswith(e + ".") for other in extra)]  # the most specific
         if extra:
@@ -716,6 +751,11 @@ def _attempt(entry: dict, clean: dict | None, lesson: Lesson, cell_timeout: floa
             "total": total if isinstance(total, int) else None, "score": round(score, 4),
             "mistake": mistake if status == FAIL else "", "detail": detail if status == FAIL else "",
             "named": named and bool(mistake), "flags": flags}
+
+
+def callable_entry(entry: dict) -> bool:
+    """Whether a record describes a function the kernel described (a record the grader made itself has none)."""
+    return "fn" in entry and entry.get("by") is not GRADER
 
 
 def _grade_task(args) -> Result:

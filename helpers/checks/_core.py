@@ -164,6 +164,7 @@ def run(fn: Callable, args: dict[str, Any], watch: str = "") -> Outcome:
     """
     copies = copy.deepcopy(args)
     called: list[str] = []
+    used: set[str] = set()
     names = {watch, *COURSE_VERSIONS.get(watch, ())} if watch else set()
     handed = _handed_in(copies) if watch else set()    # only the watch needs it (mutants run unwatched)
 
@@ -196,6 +197,9 @@ def run(fn: Callable, args: dict[str, Any], watch: str = "") -> Outcome:
             return
         code = frame.f_code
         where = code.co_filename
+        if (where.startswith(_COURSE_DIR) and not where.startswith(_CHECKS_DIR) and frame.f_back is not None
+                and not is_library_file(frame.f_back.f_code.co_filename)):   # a course function the learner calls
+            used.add(f"{frame.f_globals.get('__name__', 'helpers')}.{code.co_qualname}")
         if code.co_name in names and ((where.startswith(_COURSE_DIR) and not where.startswith(_CHECKS_DIR))
                                       or copied_from(code)):
             entry = made_by(frame)
@@ -203,7 +207,8 @@ def run(fn: Callable, args: dict[str, Any], watch: str = "") -> Outcome:
                 name = f"{frame.f_globals.get('__name__', 'helpers')}.{code.co_name}"
                 called.append(name + (f" (through {entry})" if entry and not entry.endswith(f".{code.co_name}")
                                       else ""))
-        elif (watch and where.startswith(_CHECKS_DIR) and "." not in code.co_qualname   # not a method
+        elif (watch and where.startswith(_CHECKS_DIR)                   # not a method (a recording array's)
+              and "." not in code.co_qualname.rsplit("<locals>.", 1)[-1]  # but a check's closures and lambdas
               and code not in handed and frame.f_back is not None
               and not is_library_file(frame.f_back.f_code.co_filename)):
             called.append(f"{frame.f_globals.get('__name__', 'helpers.checks')}.{code.co_name}")
@@ -223,6 +228,7 @@ def run(fn: Callable, args: dict[str, Any], watch: str = "") -> Outcome:
         if watch:
             sys.setprofile(previous)
             threading.setprofile(previous_threads)
+            current_tally().used.update(used)        # for the grader's flags: what from helpers the learner ran
     mutated = [name for name in args if not _same(args[name], copies[name])]
     return Outcome(value=value, mutated=mutated, references=list(dict.fromkeys(called)))  # first made first
 

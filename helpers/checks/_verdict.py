@@ -108,6 +108,7 @@ class Verdict:
     hidden: int = 0               # how many of the cases were hidden ones
     detail: str = ""              # what the first failing case returned (its shape, say), beside the mistake
     hidden_passed: int = 0        # how many of the hidden cases passed
+    used: tuple[str, ...] = ()    # the course's functions the learner's code called while it was checked
 
     def __bool__(self) -> bool:
         return self.status == PASSED
@@ -143,6 +144,7 @@ class Tally:
     mistake: str = ""              # from a "Likely mistake: ..." or "Possibly: ..." line
     problem: str = ""              # the first failed case's message
     outcomes: list[bool] = field(default_factory=list)   # each case judged, in order: passed or not
+    used: set[str] = field(default_factory=set)          # course functions the learner's code called
     lines: list[str] = field(default_factory=list)
 
     def note_line(self, text: str) -> None:
@@ -229,9 +231,10 @@ def grader(check: Callable[..., bool]) -> Callable[..., Verdict]:
 
 
 def _verdict(exercise: str, lesson: str, ok: bool, tally: Tally, printed: str) -> Verdict:
+    used = tuple(sorted(tally.used))
     if ok:
         total = tally.total if tally.total is not None else tally.passed
-        return Verdict(exercise, lesson, PASSED, total, total, "", tally.hidden, hidden_passed=tally.hidden)
+        return Verdict(exercise, lesson, PASSED, total, total, "", tally.hidden, hidden_passed=tally.hidden, used=used)
     if tally.not_implemented:
         return Verdict(exercise, lesson, NOT_ATTEMPTED, 0, tally.total or 0)
     total = tally.total if tally.total is not None else tally.passed + tally.failed
@@ -240,7 +243,7 @@ def _verdict(exercise: str, lesson: str, ok: bool, tally: Tally, printed: str) -
     mistake = tally.mistake or diagnosis or what or _first_printed_problem(printed, exercise)
     hidden_passed = sum(tally.outcomes[-tally.hidden:]) if tally.hidden else 0
     return Verdict(exercise, lesson, FAILED, passed, total, mistake, tally.hidden,
-                   detail=what if mistake != what else "", hidden_passed=hidden_passed)
+                   detail=what if mistake != what else "", hidden_passed=hidden_passed, used=used)
 
 
 def split_problem(message: str) -> tuple[str, str]:
@@ -329,7 +332,7 @@ def course_function(fn: Any) -> str:
     return copied_from(code)
 
 
-_MIN_COPY_BYTES = 40          # shorter code (a one-liner) is what an honest learner may write the same way
+_MIN_COPY_BYTES = 100         # shorter code (a one-liner: 36 to 60 bytes) an honest learner may write the same way
 _COURSE_CODES: dict[tuple, str] = {}
 
 

@@ -33,7 +33,6 @@ import io
 import json
 import os
 import pickle
-import re
 import secrets
 import signal
 import subprocess
@@ -420,6 +419,18 @@ def tampering(learner_cells: list[str], findings: list[str] | None, clean: dict[
 # ----------------------------------------------------------------------------------------------------------
 # The clean process
 # ----------------------------------------------------------------------------------------------------------
+def no_fresh_case_passed(result: dict) -> bool:
+    """A clean check that failed every one of its fresh hidden cases (what passed may be a table of the public
+    ones: all of them, or all but a few, to look like a slip)."""
+    return result.get("status") == "fail" and bool(result.get("hidden")) and not result.get("hidden_passed")
+
+
+def memorised(result: dict) -> bool:
+    """No fresh case passed, and at least half the public ones did: what a table of the public cases does."""
+    public = (result.get("total") or 0) - (result.get("hidden") or 0)
+    return no_fresh_case_passed(result) and public > 0 and (result.get("passed") or 0) >= public / 2
+
+
 def new_secret() -> str:
     """A secret for one grading run: the instructor's FFN_GRADING_SEED, else a fresh random one."""
     return os.environ.get(SECRET_ENV) or secrets.token_hex(16)

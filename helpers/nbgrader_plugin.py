@@ -115,9 +115,8 @@ def _outputs(check: str, result: dict | None, tampering: list[str], no_dump: boo
         else:
             summary = f"{exercise}: {result.get('passed') or 0} of {result.get('total') or 0} cases pass" \
                 + (f": {result['mistake']}" if result.get("mistake") else "")
-            hidden = result.get("hidden") or 0
-            public = (result.get("total") or 0) - hidden
-            if hidden and not result.get("hidden_passed") and public and (result.get("passed") or 0) >= public / 2:
+            if grading.memorised(result):
+                public = result["total"] - result["hidden"]
                 summary += (f" ({grading.MEMORISED}? {result.get('passed')} of the {public} public cases pass, none "
                             "of the fresh hidden ones)")
     header = "Graded in a clean process, with fresh hidden cases:\n"

@@ -13,7 +13,6 @@ import os
 import subprocess
 import sys
 from contextlib import redirect_stdout
-from fractions import Fraction  # noqa: F401 (the memorised table's keys and values may hold Fractions)
 from pathlib import Path
 
 import nbformat

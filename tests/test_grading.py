@@ -206,3 +206,16 @@ def test_no_solution_is_taken_for_a_copy_of_the_reference():
             for inner in code.co_consts:
                 if hasattr(inner, "co_code"):
                     assert copied_from(inner) == "", (path.name, inner.co_name)
+
+
+@pytest.mark.parametrize("result, none_fresh, memorised", [
+    ({"status": "fail", "passed": 7, "total": 10, "hidden": 3, "hidden_passed": 0}, True, True),    # a table
+    ({"status": "fail", "passed": 6, "total": 10, "hidden": 3, "hidden_passed": 0}, True, True),    # all but one
+    ({"status": "fail", "passed": 3, "total": 10, "hidden": 3, "hidden_passed": 0}, True, False),   # a real bug
+    ({"status": "fail", "passed": 8, "total": 10, "hidden": 3, "hidden_passed": 1}, False, False),
+    ({"status": "fail", "passed": 5, "total": 7, "hidden": 0, "hidden_passed": 0}, False, False),   # no hidden
+    ({"status": "pass", "passed": 10, "total": 10, "hidden": 3, "hidden_passed": 3}, False, False),
+])
+def test_no_fresh_case_passed_and_memorised(result, none_fresh, memorised):
+    assert grading.no_fresh_case_passed(result) is none_fresh
+    assert grading.memorised(result) is memorised

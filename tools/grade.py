@@ -59,7 +59,6 @@ from __future__ import annotations
 
 import argparse
 import ast
-import json
 import logging
 import multiprocessing
 import os
@@ -717,15 +716,12 @@ def _attempt(entry: dict, clean: dict | None, lesson: Lesson, cell_timeout: floa
     else:
         score = passed / total if status == FAIL and isinstance(passed, int) and total else 0.0
     flags = []
-    hidden = (clean or {}).get("hidden") or 0
-    if status == FAIL and hidden and not (clean or {}).get("hidden_passed"):
-        # None of the fresh cases: what passed may be a table of the public ones (all of them, or all but a
-        # few, to look like a slip), so the public cases earn nothing either.
-        score = 0.0
-        public = (total or 0) - hidden
-        if public and (passed or 0) >= public / 2:
-            flags.append(f"{grading.MEMORISED}: passes {passed} of the {public} public cases and none of the "
-                         f"{hidden} fresh hidden ones")
+    if clean and grading.no_fresh_case_passed(clean):
+        score = 0.0                              # the public cases earn nothing either (a table passes them)
+        if grading.memorised(clean):
+            hidden = clean["hidden"]
+            flags.append(f"{grading.MEMORISED}: passes {passed} of the {(total or 0) - hidden} public cases and "
+                         f"none of the {hidden} fresh hidden ones")
     if entry.get("wrapped"):
         flags.append(f"the course's reference, wrapped ({entry['wrapped']}), handed in as the answer")
     if tampering:

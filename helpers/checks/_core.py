@@ -25,8 +25,8 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from helpers.checks._verdict import (copied_from, current_tally, first_sentence, grading,  # noqa: F401
-                                      hidden_cases, hidden_rng)
+from helpers.checks._verdict import copied_from, current_tally, hidden_cases
+from helpers.checks._verdict import hidden_rng  # noqa: F401  (the lessons' hidden cases draw from it)
 
 PASS, FAIL = "\u2714", "\u2718"  # check mark, ballot x
 NOT_IMPLEMENTED = "not implemented yet"

@@ -68,8 +68,7 @@ def fingerprint() -> dict[str, tuple[int, int]]:
     prints = {}
 
     def note(key, value):
-        if isinstance(value, (types.FunctionType, types.BuiltinFunctionType, type, staticmethod, classmethod,
-                              property, functools.partial)) or callable(value):
+        if callable(value) or isinstance(value, (staticmethod, classmethod, property)):
             code = getattr(getattr(value, "__func__", value), "__code__", None)
             prints[key] = (id(value), id(code))
 

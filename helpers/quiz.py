@@ -29,7 +29,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
-from helpers import progress
+from helpers import progress_log
 
 LETTERS = "ABCDEFGH"
 
@@ -209,6 +209,8 @@ Question = Choice | Numeric
 class Quiz:
     """A lesson's questions. Display it to show them; `answer(number, answer)` to answer in code."""
 
+    inline_html = staticmethod(_inline_html)      # for helpers.quiz_widget, which does not import this module
+
     def __init__(self, lesson: str, questions: Sequence[Question], title: str = "Check your understanding"):
         ids = [q.id for q in questions]
         if len(set(ids)) != len(ids):
@@ -231,7 +233,10 @@ class Quiz:
         question = self.question(number)
         feedback = question.judge(answer)
         if feedback.mistake != "unreadable answer":
-            progress.record("quiz", self.lesson, question.id, "pass" if feedback else "fail", feedback.mistake)
+            note = progress_log.not_recorded(progress_log.append("quiz", self.lesson, question.id,
+                                                                 "pass" if feedback else "fail", feedback.mistake))
+            if note:        # said with the feedback, in the widget too: recording never breaks an answer
+                feedback = Feedback(feedback.correct, f"{feedback.text}\n{note}", feedback.mistake)
         return feedback
 
     def answer(self, number: Any, answer: Any) -> Feedback:

@@ -61,6 +61,57 @@ def record_check(verdict: Any, start: Path | str | None = None) -> bool:
     return not note
 
 
+# ----------------------------------------------------------------------------------------------------------
+# The workspace's notebooks: one Jupyter cannot open, and the copies make update and make reset keep
+# ----------------------------------------------------------------------------------------------------------
+BACKUPS = ".backups"             # work/.backups/<date-time>/: make update and make reset copy a file there first
+
+
+def read_notebook_json(path: Path, content: bytes | None = None) -> tuple[dict | None, str]:
+    """The notebook as JSON (read from `path`, or given as `content`), or None and what is wrong with it."""
+    try:
+        data = json.loads((path.read_bytes() if content is None else content).decode("utf-8"))
+    except OSError as error:
+        return None, f"it cannot be read ({error.strerror or error})"
+    except (UnicodeDecodeError, ValueError) as error:
+        return None, f"it is not valid JSON ({error})"
+    if not isinstance(data, dict) or not isinstance(data.get("cells"), list):
+        return None, "it is JSON but not a notebook (no list of cells)"
+    return data, ""
+
+
+def latest_backup(work: Path, name: str) -> Path | None:
+    """The most recent copy of `name` in work/.backups/ that Jupyter can open, or None."""
+    # Folders are named by date and time (20261130-140211, then 20261130-140211-2 within the same second).
+    def stamp(path: Path) -> tuple[list[str], int]:
+        parts = path.parent.name.split("-")
+        return parts[:2], int(parts[2]) if len(parts) > 2 and parts[2].isdigit() else 1
+    for path in sorted(Path(work, BACKUPS).glob(f"*/{name}"), key=stamp, reverse=True):
+        if read_notebook_json(path)[0] is not None:
+            return path
+    return None
+
+
+def restore_advice(work: Path, name: str) -> str:
+    """How to get a lesson Jupyter cannot open back: the latest good copy in work/.backups/, if any."""
+    backup = latest_backup(work, name)
+    aside = f"or move it aside (rename it to {name}.broken) and run `make update` for a fresh copy"
+    if backup is not None:
+        return (f"the latest copy that make update or make reset kept is {backup}: copy it over {work / name} "
+                f"(or open it in JupyterLab and take what you need), {aside}")
+    return f"{work / BACKUPS}/ holds no copy of it (make update and make reset keep one there first); {aside}"
+
+
+def broken_notebooks(work: Path) -> dict[str, str]:
+    """Each notebook in the workspace that Jupyter cannot open -> what is wrong with it."""
+    found = {}
+    for path in sorted(Path(work).glob("*.ipynb")):
+        nb, problem = read_notebook_json(path)
+        if nb is None:
+            found[path.name] = problem
+    return found
+
+
 def entries(folder: Path | str | None = None) -> list[dict[str, str]]:
     """Every well-formed record in the workspace's log, oldest first (corrupt lines are skipped)."""
     folder = Path(folder) if folder is not None else workspace()
@@ -297,9 +348,25 @@ def main(argv: list[str] | None = None) -> int:
     try:
         print(f"Your progress in {args.work}:")
         print(report(args.work, lesson_number(args.lesson)))
+        for line in workspace_warnings(args.work):
+            print(line)
     except BrokenPipeError:          # `make progress | head`: the reader has seen enough
         sys.stderr.close()
     return 0
+
+
+def workspace_warnings(work: Path) -> list[str]:
+    """What in the workspace needs the learner's attention: a progress file that cannot be written (checks
+    and answers are not being saved), a lesson Jupyter cannot open."""
+    lines = []
+    problem = writable(work)
+    if problem:
+        lines.append(f"Your checks and quiz answers are not being saved: {problem}. `make doctor` says how to fix "
+                     "it.")
+    for name, problem in broken_notebooks(work).items():
+        lines.append(f"{work / name} cannot be opened: {problem}. Your progress above is kept (it is in {LOG}, "
+                     f"not in the notebook). To get the lesson back: {restore_advice(work, name)}.")
+    return lines
 
 
 if __name__ == "__main__":

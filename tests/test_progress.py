@@ -322,3 +322,29 @@ def test_make_progress_prints_the_table_of_a_workspace(tmp_path):
 def test_a_folder_that_is_not_a_workspace_is_named(tmp_path, capsys):
     assert progress.main(["--work", str(tmp_path)]) == 0
     assert "is not a workspace" in capsys.readouterr().out
+
+
+def test_make_progress_names_a_lesson_jupyter_cannot_open_and_where_a_copy_is(tmp_path):
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / progress.MARKER).write_text("")
+    (work / "02_pure_python.ipynb").write_text('{"cells": [')
+    kept = work / progress.BACKUPS / "20260101-120000" / "02_pure_python.ipynb"
+    kept.parent.mkdir(parents=True)
+    kept.write_text('{"cells": [], "metadata": {}}')
+    (work / progress.BACKUPS / "20260102-090000").mkdir()
+    (work / progress.BACKUPS / "20260102-090000" / "02_pure_python.ipynb").write_text("damaged too")
+    done = subprocess.run(["make", "-s", "progress", f"WORK={work}"], cwd=ROOT, capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr
+    [line] = [line for line in done.stdout.splitlines() if "cannot be opened" in line]
+    assert str(work / "02_pure_python.ipynb") in line and "not valid JSON" in line
+    assert str(kept) in line, "the latest copy Jupyter can open, not the newer damaged one"
+    assert "Your checks and quiz answers are not being saved" not in done.stdout
+
+
+def test_make_progress_says_when_answers_are_not_being_saved(work, capsys):
+    (work / progress.LOG).mkdir()                      # cannot be written, even by root
+    assert progress.main(["--work", str(work)]) == 0
+    out = capsys.readouterr().out
+    assert "Your checks and quiz answers are not being saved" in out and "make doctor" in out

@@ -238,6 +238,70 @@ def test_other_files_are_replaced_only_when_the_learner_never_changed_them(cours
     assert (work / "conventions.md").read_text() == "# Conventions, third edition\n"
 
 
+# ---- a lesson the learner renamed or duplicated: its metadata says which lesson it is ------------------------
+def test_a_renamed_lesson_is_merged_under_its_new_name_and_gets_no_blank_twin(course, capsys):
+    source, work = course
+    learner_edits(work / "01_tiny.ipynb", ex1=MY_DOUBLE)
+    (work / "01_tiny.ipynb").rename(work / "01_tiny_mine.ipynb")
+    before = (work / "01_tiny_mine.ipynb").read_bytes()
+    publish(source, edited(EDITION_1, ex1_md="### Exercise 1 · Double it\n\nWrite `double`. Hint: 2 * x."))
+    report = workspace.update(work, source)
+    text = report.text()
+    nb = read(work / "01_tiny_mine.ipynb")
+    assert cell(nb, "ex1").source == MY_DOUBLE                               # their work, kept
+    assert cell(nb, "ex1-md").source.endswith("Hint: 2 * x.")                # the course's change, brought in
+    assert (report.backups / "01_tiny_mine.ipynb").read_bytes() == before    # backed up first, byte for byte
+    assert not (work / "01_tiny.ipynb").exists(), "no fresh blank copy beside the learner's renamed one"
+    assert "merged   01_tiny_mine.ipynb" in text and "your copy of 01_tiny.ipynb, renamed" in text
+    assert "no longer part of the course" not in text and "new      01_tiny.ipynb" not in text
+    # make lab does not make a blank twin either, and says why; status counts the lesson as there
+    lines = workspace.create(work, source)
+    assert not (work / "01_tiny.ipynb").exists()
+    assert any("01_tiny.ipynb: not copied in, as your copy of it is 01_tiny_mine.ipynb" in line for line in lines)
+    state = workspace.status(work, source)
+    assert state.lessons == ["01_tiny.ipynb"] and state.missing == [] and state.older == []
+    assert state.renamed == {"01_tiny.ipynb": ["01_tiny_mine.ipynb"]}
+    assert "current  01_tiny_mine.ipynb" in workspace.update(work, source).text()
+
+
+def test_a_duplicated_lesson_is_updated_beside_the_original(course):
+    source, work = course
+    learner_edits(work / "01_tiny.ipynb", ex1=MY_DOUBLE)
+    shutil.copy(work / "01_tiny.ipynb", work / "01_tiny-Copy1.ipynb")            # JupyterLab's Duplicate
+    learner_edits(work / "01_tiny-Copy1.ipynb", ex2=MY_HALF)
+    publish(source, edited(EDITION_1, notes="## Recap\n\nDouble, then half: x again."))
+    text = workspace.update(work, source).text()
+    original, copied = read(work / "01_tiny.ipynb"), read(work / "01_tiny-Copy1.ipynb")
+    assert cell(original, "ex1").source == MY_DOUBLE and cell(copied, "ex2").source == MY_HALF
+    assert cell(original, "notes").source.endswith("x again.") and cell(copied, "notes").source.endswith("x again.")
+    assert "merged   01_tiny.ipynb" in text and "merged   01_tiny-Copy1.ipynb" in text
+    assert "your copy of 01_tiny.ipynb, renamed" in text and "no fresh" not in text
+
+
+def test_a_notebook_made_from_a_lesson_the_course_dropped_is_still_no_longer_part_of_it(course):
+    source, work = course
+    publish(work, EDITION_1, name="09_gone.ipynb")
+    assert "kept     09_gone.ipynb: no longer part of the course" in workspace.update(work, source).text()
+
+
+def test_a_corrupt_lesson_points_at_the_latest_good_backup(course, capsys):
+    source, work = course
+    learner_edits(work / "01_tiny.ipynb", ex1=MY_DOUBLE)
+    publish(source, edited(EDITION_1, intro="# revised"))
+    backups = workspace.update(work, source).backups                        # a good copy is kept there
+    (work / "01_tiny.ipynb").write_text('{"cells": [')                       # then the file is damaged
+    publish(source, edited(EDITION_1, intro="# revised again"))
+    assert workspace.main(["update", "--work", str(work), "--source", str(source)]) == 1
+    out = capsys.readouterr().out
+    problem = out.split("PROBLEM")[1]
+    assert "not valid JSON" in problem and str(backups / "01_tiny.ipynb") in problem, out
+    assert (work / "01_tiny.ipynb").read_text() == '{"cells": ['          # left as it is
+    shutil.rmtree(work / ".backups")
+    workspace.main(["update", "--work", str(work), "--source", str(source)])
+    out = capsys.readouterr().out
+    assert f"{work / '.backups'}/ holds no copy of it" in out and "run `make update` for a fresh copy" in out
+
+
 def test_no_workspace_no_update(tmp_path):
     publish(tmp_path / "notebooks", EDITION_1)
     report = workspace.update(tmp_path / "work", tmp_path / "notebooks")

@@ -670,3 +670,78 @@ def test_make_reset_refuses_without_lesson_and_resets_with_it(tmp_path):
     unknown = subprocess.run(["make", "-s", "reset", "LESSON=42", f"WORK={work}"], cwd=ROOT, capture_output=True,
                              text=True)
     assert unknown.returncode != 0 and "Nothing was reset: no lesson '42'" in unknown.stderr
+
+
+# ---- make lab / make update after a newer zip: .venv is rebuilt only when its pins change ---------------------
+FAKE_PYTHON = """#!/bin/sh
+# .venv's Python, faked: pip "installs" by writing a line, and fails as without a network when OFFLINE is set.
+if [ "$1" = "-m" ] && [ "$2" = "pip" ]; then
+  [ -n "$OFFLINE" ] && { echo "pip: no network" >&2; exit 1; }
+  echo "$@" >> "$(dirname "$0")/../../pip.log"
+fi
+exit 0
+"""
+
+
+@pytest.fixture
+def checkout(tmp_path):
+    """The Makefile and what .venv is built from, in a folder of their own, with a fake .venv/bin/python."""
+    for name in ("Makefile", "pyproject.toml", "tools/check_python.py", "tools/ipython_kernel_config.py",
+                 "tools/install_stamp.py", "tools/doctor.py"):
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(ROOT / name, tmp_path / name)
+    (tmp_path / "requirements.txt").write_text("numpy==2.4.6\nsix==1.17.0\n")
+    python = tmp_path / ".venv" / "bin" / "python"
+    python.parent.mkdir(parents=True)
+    python.write_text(FAKE_PYTHON)
+    python.chmod(0o755)
+    return tmp_path
+
+
+def build(folder, **env):
+    done = subprocess.run(["make", "-s", ".venv/.installed", f"PYTHON={sys.executable}"], cwd=folder,
+                          capture_output=True, text=True, timeout=120, env={**__import__("os").environ, **env})
+    log = folder / "pip.log"
+    installs = log.read_text().splitlines() if log.exists() else []
+    log.unlink(missing_ok=True)
+    return done, installs
+
+
+def newer(folder, seconds=100):
+    """Every file newer than .venv's stamp, as after unpacking a newer zip over the folder."""
+    import os
+    import time
+    later = time.time() + seconds
+    for path in folder.rglob("*"):
+        if path.is_file() and ".venv" not in path.parts:
+            os.utime(path, (later, later))
+
+
+def test_newer_files_with_the_same_pins_reinstall_nothing_and_need_no_network(checkout):
+    done, installs = build(checkout)
+    assert done.returncode == 0 and any("-r requirements.txt" in line for line in installs), done.stderr
+    newer(checkout)
+    done, installs = build(checkout, OFFLINE="1")
+    assert done.returncode == 0 and installs == [], done.stdout + done.stderr
+    (checkout / "requirements.txt").write_text("numpy==2.4.7\nsix==1.17.0\n")     # the pins change
+    done, installs = build(checkout)
+    assert done.returncode == 0 and any("-r requirements.txt" in line for line in installs)
+    (checkout / "requirements.txt").write_text("numpy==2.4.8\nsix==1.17.0\n")
+    done, _ = build(checkout, OFFLINE="1")                   # changed pins without a network: said plainly
+    assert done.returncode != 0 and "Could not install the packages pinned in requirements.txt" in done.stdout
+    done, installs = build(checkout)                          # and tried again once online
+    assert done.returncode == 0 and installs
+
+
+@pytest.mark.parametrize("numpy, reinstalled", [("2.4.6", False), ("2.3.0", True)])
+def test_a_venv_built_before_the_hash_was_kept_is_adopted_when_its_pins_are_installed(checkout, numpy,
+                                                                                        reinstalled):
+    site = checkout / ".venv" / "lib" / "python3.12" / "site-packages"
+    for name, version in (("numpy", numpy), ("six", "1.17.0")):
+        (site / f"{name}-{version}.dist-info").mkdir(parents=True)
+        (site / f"{name}-{version}.dist-info" / "METADATA").write_text(f"Name: {name}\nVersion: {version}\n\n")
+    (checkout / ".venv" / ".installed").touch()
+    newer(checkout)
+    done, installs = build(checkout, **({} if reinstalled else {"OFFLINE": "1"}))
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert bool(installs) == reinstalled

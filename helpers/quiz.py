@@ -170,7 +170,12 @@ class Slip:
         return self.says(value) if callable(self.says) else self.says
 
     def label(self) -> str:
-        return f"{self.value:,.10g}" if self.test is None else self.shown
+        return _number(self.value) if self.test is None else self.shown
+
+
+def _number(value: float) -> str:
+    """A number for the site: whole numbers with all their digits, others to four decimal places at most."""
+    return f"{value:,.0f}" if float(value).is_integer() else f"{value:,.4f}".rstrip("0").rstrip(".")
 
 
 def decimals(answer: Any) -> int:
@@ -218,10 +223,13 @@ class Numeric:
     high: str = "That is too large."
     slips: Sequence[Slip] = ()                        # more known slips: values worked out, or tests
     places: int | None = None                         # decimal places asked for (sets the tolerance)
+    whole: bool = False                               # a count: the question asks for a whole number
 
     def __post_init__(self):
         if not self.why.strip() or not self.low.strip() or not self.high.strip():
             raise ValueError(f"question {self.id!r}: why, low and high all need feedback")
+        if self.whole and not float(self.answer).is_integer():
+            raise ValueError(f"question {self.id!r}: whole=True, but the answer {self.answer} is not whole")
         if self.places is not None:
             if self.tolerance or self.rel_tolerance:
                 raise ValueError(f"question {self.id!r}: places sets the tolerance; give one or the other")
@@ -245,7 +253,7 @@ class Numeric:
         if self.places is not None:
             return (f"Answer with a number to {self.places} decimal places (within "
                     f"{0.5 * 10.0 ** -self.places:g} of the exact value).")
-        if float(self.answer).is_integer() and self.tolerance < 1 and not self.rel_tolerance:
+        if self.whole:
             return "Answer with a whole number."
         return "Answer with a number" + (f" (within {self.tolerance:g})." if self.tolerance else ".")
 
@@ -382,7 +390,8 @@ class Quiz:
                 if q.places is not None:
                     notes += (f"<li>The answer to fewer than {q.places} decimal places: right so far, and asked "
                               "for more digits.</li>")
-                answer = f"{q.answer:,.10g}" + (f" (within {q.tolerance:.2g})" if q.tolerance else "")
+                answer = (f"{q.answer:,.{q.places}f}" if q.places is not None else _number(q.answer)) \
+                    + (f" (within {q.tolerance:.2g})" if q.tolerance else "")
                 notes = f"<li>{_inline_html(q.why)}</li>" + notes
             parts.append(f"<details><summary>Answer and feedback, question {n}</summary>"
                          f"<p>Answer: {html.escape(answer)}</p><ul>{notes}</ul></details>")

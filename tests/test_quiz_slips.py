@@ -115,8 +115,10 @@ def test_the_question_states_its_tolerance_and_the_right_answer_passes_in_any_sp
     words = q.instruction()
     if q.places is not None:
         assert f"to {q.places} decimal places" in words and q.judge(round(q.answer, q.places))
-    elif float(q.answer).is_integer() and q.tolerance < 1:
+    elif q.whole:
         assert words == "Answer with a whole number."
+    else:
+        assert "whole" not in words, "only a count is asked as a whole number (it would hint at the answer)"
 
 
 # ---- the mechanism ----------------------------------------------------------------------------------------

@@ -59,6 +59,7 @@ QUIZ = Quiz("01", [
     Numeric("gpt2-width",
             "GPT-2 small's tokens have d = 768 numbers. How many hidden units does each of its FFNs have?",
             answer=D_FF,
+            whole=True,
             why="GPT-2 expands by 4, as the original Transformer did: d_ff = 4 · 768 = 3,072.",
             wrong={D: "That is the token's width, which the output has again. The hidden layer in between is "
                       "wider: the FFN expands first.",

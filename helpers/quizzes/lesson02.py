@@ -9,6 +9,7 @@ QUIZ = Quiz("02", [
             "W2 is D x H, stored as one flat row-major list, with D = 4 and H = 16. At which index of the list "
             "does row 3 of W2 start (rows and indices counted from 0)?",
             answer=ROW * H,
+            whole=True,
             why="Each row of W2 holds H = 16 numbers, so row 3 starts after three full rows: 3 · 16 = 48.",
             wrong={ROW * D: "That is 3 · D, the one-stride bug: W2's rows are H numbers long, not D.",
                    ROW: "That is the row's number, not its position: three full rows come before it.",

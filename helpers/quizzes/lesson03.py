@@ -28,6 +28,7 @@ QUIZ = Quiz("03", [
            ]),
     Numeric("gpt2-ffn", "How many parameters (weights and biases) does one FFN of GPT-2 small hold, with "
             "d = 768 and d_ff = 3,072?", FFN,
+            whole=True,
             why="W1 and W2 hold 768 x 3,072 weights each, b1 holds 3,072 and b2 768: 4,718,592 + 3,840.",
             wrong={WEIGHTS: "That is the two matrices alone: the biases b1 (3,072) and b2 (768) are missing.",
                    WEIGHTS + 2 * D_FF: "That gives both biases d_ff = 3,072 numbers; b2 has one number per output, "

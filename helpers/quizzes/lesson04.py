@@ -14,6 +14,7 @@ QUIZ = Quiz("04", [
         "Llama 7B has d = 4,096 and a SwiGLU FFN. What is its hidden width d_ff: two thirds of 4d, truncated to "
         "an int, then rounded up to a multiple of 256?",
         swiglu_hidden(D),
+        whole=True,
         why="int(2 * 4 * 4096 / 3) = 10,922, and the next multiple of 256 is 43 x 256 = 11,008: three matrices of "
             "4,096 x 11,008 hold about as many weights as two of 4,096 x 16,384.",
         wrong={

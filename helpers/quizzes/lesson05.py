@@ -7,6 +7,7 @@ QUIZ = Quiz("05", [
         "Five layers without an activation have widths 8 -> 32 -> 2 -> 32 -> 8 (random weights). Collapsed into "
         "one 8 x 8 matrix, what is that matrix's rank?",
         2,
+        whole=True,
         why="A product has at most the rank of its narrowest factor: every token is squeezed through the 2-wide "
             "layer, whatever the wider layers do (the lesson printed rank 2).",
         wrong={

@@ -26,9 +26,11 @@ overwrites one. `update` compares each lesson in work/ with the course's edition
     cells the course deleted              removed if the learner never changed them, kept if they had
   The course's order of cells is kept; the merged file records the new edition's hashes, so the next
   update compares against the edition the learner now has.
+- a lesson the learner renamed or duplicated (`02_pure_python_mine.ipynb`) is the lesson its metadata names
+  ("generated_from"): it is merged under its own name, and a renamed one gets no blank twin under the old name;
 - before any change the old file is copied to work/.backups/<time>/ (and the copy checked, byte for byte);
 - a notebook that is not valid JSON, or has no record of the edition it came from, is reported and left
-  alone, as is any notebook of the learner's own;
+  alone (the report names the latest good copy in work/.backups/), as is any notebook of the learner's own;
 - another file (conventions.md) is replaced when the learner never changed it (work/.ffn-workspace records
   the hash of each copied file), and otherwise kept, with a line in the report.
 

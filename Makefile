@@ -6,6 +6,11 @@ PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
+# What .venv is built from. Compared by content, not by time (tools/install_stamp.py): after unpacking a newer
+# zip over the folder every file is newer, but .venv is rebuilt only if one of these changed, so make works
+# offline whenever the pins did not change.
+INSTALL_INPUTS := requirements.txt pyproject.toml tools/check_python.py tools/ipython_kernel_config.py
+INPUTS := $(VENV)/.inputs
 # JupyterLab refuses to run as root unless told; CI and containers run as root.
 ALLOW_ROOT := $(if $(filter 0,$(shell id -u)),--allow-root,)
 # Tests of their own targets (a browser, nbgrader's environment): make test leaves them out.
@@ -32,7 +37,7 @@ JOBS    ?= 1
 WORK    ?= work
 SLIDES  ?= slides
 
-.PHONY: help lab update reset progress test unit nbval notebooks solutions bench bench-grade lock lock-nbgrader clean \
+.PHONY: FORCE help lab update reset progress test unit nbval notebooks solutions bench bench-grade lock lock-nbgrader clean \
 	html slides grade grade-merge doctor test-browser test-a11y test-browsers test-nbgrader hub test-hub lock-hub
 help:
 	@echo "make lab        start JupyterLab on work/, your copy of the lessons (made from notebooks/ the first time;"
@@ -71,10 +76,17 @@ help:
 	@echo "Teaching a class: docs/teaching.md (lessons 01-04 as one session, 05-08 as follow-ups), with make slides,"
 	@echo "                make grade and make reset"
 
-$(STAMP): requirements.txt pyproject.toml tools/check_python.py tools/ipython_kernel_config.py
+# Runs every time (under make -n too: the +); rewrites $(INPUTS) only when the inputs' contents changed, and only
+# then is $(STAMP) older than it.
+$(INPUTS): FORCE
+	+@$(PYTHON) tools/install_stamp.py $(INPUTS) $(INSTALL_INPUTS)
+
+$(STAMP): $(INPUTS)
 	@$(PYTHON) tools/check_python.py
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements.txt
+	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements.txt || { echo "Could not install" \
+		"the packages pinned in requirements.txt into $(VENV) (it changed since $(VENV) was built, so they are" \
+		"downloaded: is there a network?). Your work/ is untouched; run the command again when online."; exit 1; }
 	$(PY) -m pip install --quiet --disable-pip-version-check --no-deps -e .
 	@mkdir -p $(VENV)/etc/ipython && cp tools/ipython_kernel_config.py $(VENV)/etc/ipython/
 	@touch $(STAMP)
@@ -220,6 +232,8 @@ lock-hub:
 	  echo "# requirements-hub.in by \`make lock-hub\` (Python 3.11, Linux). Do not edit by hand."; \
 	  build/lock-hub/bin/pip freeze --all --exclude-editable | grep -v -i -x -F -f requirements.txt \
 	  | grep -v -i -x -F -f requirements-nbgrader.txt | grep -v -i -E '^(pip|wheel)=='; } > requirements-hub.txt
+
+FORCE:
 
 clean:
 	rm -rf $(VENV) .venv-nbgrader $(HUB_VENV) build site site-learner slides screenshots

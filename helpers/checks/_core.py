@@ -482,6 +482,8 @@ def _agree(outcome: Outcome, normalized: Any, other: Outcome, case: Case, valida
     """Whether the learner's outcome on a case is the one a mistake produces there."""
     if outcome.raised or other.raised:
         return outcome.same_error(other)
+    if outcome.mutated != other.mutated:           # an input changed in place is part of what a mistake does
+        return False
     try:
         if validate(other.value, case) is not None:  # the mistake returns something malformed here ...
             # ... so it matches a learner whose result is malformed in the same way
@@ -501,21 +503,49 @@ def _wrong(result: Outcome, case: Case, expected: Any, validate, normalize, comp
 
 
 def _diagnose(outcomes: list[tuple[Outcome, Any]], cases: Sequence[Case], mistakes: Sequence[Mistake],
-              validate, normalize, compare, first_failure: int, expected: Any) -> tuple[str, Mistake] | None:
-    """Name the mistake that reproduces the learner's results: on every case if possible, else on the
-    first failing case (only a mistake that itself gets that case wrong)."""
-    partial, partial_agreement = None, 0
+              validate, normalize, compare, failures: Sequence[int],
+              expected: Sequence[Any]) -> tuple[str, Mistake] | None:
+    """Name the mistake whose outcomes are the learner's on every case the learner fails (never by a
+    coincidence on one of them): "Likely mistake" when it also agrees on every case the learner passes,
+    "Possibly" when it gets some of those wrong (the learner makes that mistake only in some cases). A
+    mistake that gets a failing case right, or gives other numbers there, is never named."""
+    possibly = None
     for mistake in mistakes:
-        results = [run(mistake.fn, case.args) for case in cases]
-        agree = [_agree(o, n, r, case, validate, normalize, compare)
-                 for (o, n), r, case in zip(outcomes, results, cases)]
-        if all(agree):
+        results: dict[int, Outcome] = {}
+        fits = True
+        for index in failures:       # the failing cases first: most mistakes drop out at the first of them
+            results[index] = result = run(mistake.fn, cases[index].args)
+            outcome, normalized = outcomes[index]
+            if not (_agree(outcome, normalized, result, cases[index], validate, normalize, compare)
+                    and _wrong(result, cases[index], expected[index], validate, normalize, compare)):
+                fits = False
+                break
+        if not fits:
+            continue
+        if all(_agree(*outcomes[i], run(mistake.fn, case.args), case, validate, normalize, compare)
+               for i, case in enumerate(cases) if i not in results):
             return "Likely mistake", mistake
-        # Otherwise keep the mistake that reproduces the first failing case and agrees on the most cases.
-        if (agree[first_failure] and sum(agree) > partial_agreement
-                and _wrong(results[first_failure], cases[first_failure], expected, validate, normalize, compare)):
-            partial, partial_agreement = mistake, sum(agree)
-    return ("Possibly", partial) if partial else None
+        possibly = possibly or mistake
+    return ("Possibly", possibly) if possibly else None
+
+
+class Observed(str):
+    """A validation message that only states what the learner's result does (which rows are wrong, and where
+    they sit in the chunks), no cause: check_function shows it on its case whatever the diagnosis. Any other
+    message of a validator that goes on to a cause is a diagnosis of its own (see check_function)."""
+
+
+@dataclass
+class _Judged:
+    """One case's verdict before it is printed: kind is "pass", "raised", "mutated", "invalid", "reference"
+    or "numbers" (valid but wrong values)."""
+    case: Case
+    outcome: Outcome
+    normalized: Any
+    expected: Any
+    kind: str
+    message: str | None
+    observed: bool = False
 
 
 def check_function(title: str, fn: Any, cases: Sequence[Case], reference: Callable,
@@ -532,6 +562,12 @@ def check_function(title: str, fn: Any, cases: Sequence[Case], reference: Callab
     valid value into what compare and describe expect (for example a list of floats). `hidden` cases (a list,
     or a function that builds them from hidden_rng) run only while the work is graded
     (helpers.checks._verdict.grading); otherwise a pass says "public cases".
+
+    Every case runs before anything is printed, so that what the lines say agrees with the diagnosis: a
+    mistake is named only when it reproduces the learner's outcome on every failing case (_diagnose), and then
+    the failing cases it explains show what came back, not another cause; a note about the cause (the last
+    digits lost) is shown only when it holds on every failing case; and when no mistake fits, the report
+    says what differs, without a name.
     """
     has_hidden = bool(hidden)
     hidden = hidden_cases(hidden)          # built now (drawn from the grading secret), or none outside grading
@@ -542,67 +578,183 @@ def check_function(title: str, fn: Any, cases: Sequence[Case], reference: Callab
     report.tally.total = len(cases)  # what a check stopped early (a stub, an exception) is out of
     if not callable(fn):
         return not_a_function(title, fn)
-    outcomes: list[tuple[Outcome, Any]] = []
-    failures: list[int] = []
-    first_expected = None
-    last_message = None
-    wrong_values = False  # a failure that a hint about the computation could help with
-    for index, case in enumerate(cases):
+    judged: list[_Judged] = []
+    for case in cases:
         outcome = run(fn, case.args, watch=title)
         if outcome.not_implemented:
             return report.not_implemented()
         expected = reference(*copy.deepcopy(case.args).values())
-        normalized = None
+        normalized, kind, message, problem = None, "pass", None, None
         if outcome.raised:
-            message = f"your function {outcome.describe_error()}"
-            # A name not defined, an attribute that does not exist, a failed import: the code stops before any
-            # number exists, so a hint about the computation would send the learner the wrong way.
-            wrong_values = wrong_values or not isinstance(outcome.error, (NameError, AttributeError, ImportError))
+            kind, message = "raised", f"your function {outcome.describe_error()}"
+        elif outcome.mutated:
+            # Before the value: a changed input is a fact, and wrong numbers may only follow from it.
+            kind, message = "mutated", in_place_message(outcome.mutated, case.args)
+            if (also := validate_quietly(validate, outcome.value, case)) is None:
+                normalized = _try(normalize, outcome.value)
+            else:
+                message += f". Also, your function {also}"
         elif (problem := validate(outcome.value, case)) is not None:
-            message = f"your function {problem}"
+            kind, message = "invalid", f"your function {problem}"
         else:
             normalized = normalize(outcome.value)
-            if outcome.mutated:
-                message = in_place_message(outcome.mutated, case.args)
-            elif outcome.references:
+            if outcome.references:
+                kind = "reference"
                 message = (f"your function calls the course's own `{outcome.references[0]}`: the exercise is "
                            "to write that computation yourself (the reference is for the cells after it)")
                 report.tally.mistake = report.tally.mistake or f"calls the course's own {outcome.references[0]}"
-            elif compare(normalized, expected):
-                message = None
-            else:
-                shown_expected, shown_got = describe(expected), describe(normalized)
-                message = f"expected {shown_expected}, got {shown_got}" \
-                    + (largest_difference(normalized, expected) if shown_expected == shown_got else "") \
-                    + precision_note(normalized, expected, outcome.value)
-                wrong_values = True
-        outcomes.append((outcome, normalized))
-        if message is None:
-            report.passed(case.name)
-            last_message = None      # "as above" refers to the line just above, never across a pass
-        else:
-            if not failures:
-                first_expected = expected
-            # The same words failure after failure (numbers aside) only bury the verdict; a plain "expected
-            # ..., got ..." is short, and its numbers are the news, so it is always shown.
-            if (last_message is not None and _gist(message) == _gist(last_message)
-                    and not message.startswith("expected ")):
-                shown = "the same as above" if message == last_message else "the same as above, with its own numbers"
-            else:
-                shown = message
-            last_message = message
-            failures.append(index)
-            report.failed(case.name, shown)
+            elif not compare(normalized, expected):
+                kind = "numbers"
+        judged.append(_Judged(case, outcome, normalized, expected, kind, message,
+                              observed=kind == "invalid" and isinstance(problem, Observed)))
+    failures = [i for i, j in enumerate(judged) if j.kind != "pass"]
     found = None
-    if failures and mistakes and not any(o.references for o, _ in outcomes):   # a reference call is the mistake
-        found = _diagnose(outcomes, cases, mistakes, validate, normalize, compare, failures[0], first_expected)
+    if failures and mistakes and not any(j.kind == "reference" for j in judged):   # a reference call is the mistake
+        found = _diagnose([(j.outcome, j.normalized) for j in judged], cases, mistakes, validate, normalize,
+                          compare, failures, [j.expected for j in judged])
+    # A validation message that goes on from what came back to a cause ("2 is the number of columns", "a cache
+    # keyed on d") is a diagnosis of its own: it stays only when the same words fit every failing case.
+    # Only a value with wrong numbers is re-read so (right numbers refused for how they were made, a loop or a
+    # dtype, and results of the wrong kind or shape keep their messages).
+    invalid = [judged[i] for i in failures if judged[i].kind == "invalid"]
+    if invalid and not (len(invalid) == len(failures) and len({_gist(j.message) for j in invalid}) == 1):
+        for j in invalid:
+            if not j.observed and _comparable(normalize, j) and not _try(lambda v: compare(normalize(v), j.expected), j.outcome.value):
+                j.kind, j.normalized = "numbers", normalize(j.outcome.value)
+    numbers = [j for j in judged if j.kind == "numbers"]
+    # A note on the cause of a small difference holds for every failing case, or it is no diagnosis.
+    notes = [precision_note(j.normalized, j.expected, j.outcome.value) for j in numbers]
+    show_notes = not found and len(numbers) == len(failures) and all(notes)
+    for j, note in zip(numbers, notes):
+        j.message = _expected_got(describe, j.expected, j.normalized) + (note if show_notes else "")
+    wrong_values = any(j.kind in ("numbers", "invalid") or (j.kind == "raised" and not isinstance(
+        j.outcome.error, (NameError, AttributeError, ImportError))) for j in judged)
+    # A name not defined, an attribute that does not exist, a failed import: the code stops before any number
+    # exists, so a hint about the computation would send the learner the wrong way.
+    last_message = None
+    for j in judged:
+        if j.message is None:
+            report.passed(j.case.name)
+            last_message = None      # "as above" refers to the line just above, never across a pass
+            continue
+        # The same words failure after failure (numbers aside) only bury the verdict; a plain "expected
+        # ..., got ..." is short, and its numbers are the news, so it is always shown.
+        if (last_message is not None and _gist(j.message) == _gist(last_message)
+                and not j.message.startswith("expected ")):
+            shown = "the same as above" if j.message == last_message else "the same as above, with its own numbers"
+        else:
+            shown = j.message
+        last_message = j.message
+        report.failed(j.case.name, shown)
     if found:
         label, mistake = found
         report.line(f"{label}: {mistake.name}. {mistake.fix}")
-    elif wrong_values and fallback_hint:
+    elif numbers and not show_notes and (differs := what_differs([(j.normalized, j.expected) for j in numbers])):
+        report.line(f"What differs: {differs}. No mistake this check knows gives your numbers on every failing "
+                    "case.")
+        if judged[failures[0]].kind == "numbers":
+            report.tally.problem = differs
+    if not found and wrong_values and fallback_hint:
         report.line(f"Hint: {fallback_hint}")
     return report.finish(len(cases), len(failures), hidden=len(hidden) if run_hidden else 0,
                          hidden_skipped=has_hidden and not run_hidden)
+
+
+def validate_quietly(validate, value: Any, case: Case) -> str | None:
+    """validate(value, case), with a validator that itself fails counting as a problem."""
+    try:
+        return validate(value, case)
+    except Exception as error:   # noqa: BLE001  (a malformed value may break a validator's own arithmetic)
+        return f"could not be read ({type(error).__name__})"
+
+
+def _try(function: Callable, value: Any) -> Any:
+    try:
+        return function(value)
+    except Exception:   # noqa: BLE001
+        return None
+
+
+def _expected_got(describe, expected: Any, got: Any) -> str:
+    shown_expected, shown_got = describe(expected), describe(got)
+    return f"expected {shown_expected}, got {shown_got}" \
+        + (largest_difference(got, expected) if shown_expected == shown_got else "")
+
+
+def _comparable(normalize, judged: _Judged) -> bool:
+    """Whether a value that validation refused is still numbers shaped like the expected result, so that what
+    came back can be said as expected and got (and compared) instead of in the validator's words."""
+    if judged.outcome.value is None:
+        return False
+    try:
+        got, expected = np.asarray(normalize(judged.outcome.value), dtype=float), np.asarray(judged.expected, dtype=float)
+    except Exception:   # noqa: BLE001  (a value of the wrong kind or shape)
+        return False
+    return got.shape == expected.shape and bool(np.all(np.isfinite(got)))
+
+
+def what_differs(pairs: Sequence[tuple[Any, Any]]) -> str:
+    """What the learner's numbers (got) do against the expected ones over the failing cases, (got, expected)
+    pairs of one shape, said without naming a mistake: off by the same amount or factor everywhere, the sign
+    flipped, which entries (rows, columns) differ and in which direction, and the largest gap. "" when the
+    values are not numbers of matching shapes."""
+    arrays = []
+    for got, expected in pairs:
+        try:
+            g, e = np.asarray(got, dtype=float), np.asarray(expected, dtype=float)
+        except (TypeError, ValueError, OverflowError):
+            return ""
+        if g.shape != e.shape or g.size == 0 or not (np.all(np.isfinite(g)) and np.all(np.isfinite(e))):
+            return ""
+        arrays.append((g, e))
+    if not arrays:
+        return ""
+    scalar = all(g.size == 1 for g, _ in arrays)
+    where = "in every failing case" if scalar else "in every entry of every failing case"
+    gaps = [g - e for g, e in arrays]
+    largest = max((gap.ravel()[int(np.argmax(np.abs(gap)))] for gap in gaps), key=abs)
+    if all(np.allclose(gap, largest, rtol=1e-9, atol=1e-12) for gap in gaps):
+        return f"yours is {fmt(abs(float(largest)), 8)} {'more' if largest > 0 else 'less'} than expected {where}"
+    with np.errstate(all="ignore"):
+        ratios = [np.where(e != 0, g / e, np.nan) for g, e in arrays]
+    known = np.concatenate([r.ravel() for r in ratios])
+    known = known[np.isfinite(known)]
+    if known.size and all(np.allclose(g, known[0] * e, rtol=1e-9, atol=1e-12) for g, e in arrays):
+        factor = float(known[0])
+        if abs(factor + 1) < 1e-9:
+            return f"yours has the opposite sign to the expected {where}"
+        if abs(factor) < 1e-12:
+            return "yours is 0 wherever the expected is not"
+        return f"yours is {fmt(factor, 8)} times the expected {where}"
+    g, e = arrays[0]
+    wrong = ~np.isclose(g, e, rtol=1e-9, atol=1e-12)
+    parts = []
+    if g.size > 1:
+        parts.append(f"in the first case with wrong numbers {int(wrong.sum())} of {g.size} entries differ"
+                     + (" (the others are right)" if not wrong.all() else ""))
+        if g.ndim == 2 and not wrong.all():
+            rows = [int(i) for i in np.flatnonzero(wrong.any(axis=1))]
+            columns = [int(i) for i in np.flatnonzero(wrong.any(axis=0))]
+            if len(rows) < g.shape[0]:
+                parts.append(f"only in {'row' if len(rows) == 1 else 'rows'} {fmt(rows, max_items=6)}")
+            elif len(columns) < g.shape[1]:
+                parts.append(f"only in {'column' if len(columns) == 1 else 'columns'} {fmt(columns, max_items=6)}")
+    gap = (g - e)[wrong]
+    if np.all(g[wrong] == 0):
+        parts.append("yours is 0 there")
+    elif np.all(gap > 0):
+        parts.append("yours is too large " + ("there" if g.size > 1 else "in it"))
+    elif np.all(gap < 0):
+        parts.append("yours is too small " + ("there" if g.size > 1 else "in it"))
+    elif np.allclose(g[wrong], -e[wrong], rtol=1e-9, atol=1e-12):
+        parts.append("yours has the opposite sign there")
+    else:
+        parts.append("some too large, some too small")
+    if g.size > 1:
+        at = np.unravel_index(int(np.argmax(np.abs(g - e))), g.shape)
+        index = at[0] if len(at) == 1 else tuple(int(i) for i in at)
+        parts.append(f"the largest gap is at index {index}, expected {fmt(e[at], 6)}, got {fmt(g[at], 6)}")
+    return "; ".join(parts)
 
 
 def largest_difference(got: Any, expected: Any) -> str:

@@ -37,6 +37,9 @@ _LIBRARY_DIRS = tuple({str(Path(__file__).resolve().parents[1])} |
 # --------------------------------------------------------------------------------------------------------
 # Calling the learner's code safely
 # --------------------------------------------------------------------------------------------------------
+_MATMUL_MISMATCH = re.compile(r"mismatch in its core dimension|shapes \([^)]*\) and \([^)]*\) not aligned")
+
+
 @dataclass
 class Outcome:
     """What one call of a function did: the value it returned or the exception it raised."""
@@ -62,7 +65,10 @@ class Outcome:
         """Both raised the same exception type with the same message up to its numbers: the same kind of
         failure (a matmul whose inner sizes differ), not merely any ValueError."""
         def gist(error):  # the message without its numbers and parenthesised shapes
-            return type(error), re.sub(r"\d+", "#", re.sub(r"\([^()]*\)", "()", str(error)))
+            message = str(error)
+            if _MATMUL_MISMATCH.search(message):     # @, np.matmul and np.dot say the same thing in other words
+                return type(error), "the inner sizes of a matrix product differ"
+            return type(error), re.sub(r"\d+", "#", re.sub(r"\([^()]*\)", "()", message))
         return self.raised and other.raised and gist(self.error) == gist(other.error)
 
     def describe_error(self) -> str:
@@ -482,8 +488,8 @@ def _agree(outcome: Outcome, normalized: Any, other: Outcome, case: Case, valida
     """Whether the learner's outcome on a case is the one a mistake produces there."""
     if outcome.raised or other.raised:
         return outcome.same_error(other)
-    if outcome.mutated != other.mutated:           # an input changed in place is part of what a mistake does
-        return False
+    if other.mutated and outcome.mutated != other.mutated:   # a mistake that changes its inputs is matched by
+        return False                                          # a learner who changes the same ones
     try:
         if validate(other.value, case) is not None:  # the mistake returns something malformed here ...
             # ... so it matches a learner whose result is malformed in the same way
@@ -496,7 +502,7 @@ def _agree(outcome: Outcome, normalized: Any, other: Outcome, case: Case, valida
 def _wrong(result: Outcome, case: Case, expected: Any, validate, normalize, compare) -> bool:
     """Whether a mistake's outcome on a case differs from the expected one."""
     try:
-        return (result.raised or validate(result.value, case) is not None
+        return (result.raised or bool(result.mutated) or validate(result.value, case) is not None
                 or not compare(normalize(result.value), expected))
     except Exception:
         return True
@@ -504,23 +510,27 @@ def _wrong(result: Outcome, case: Case, expected: Any, validate, normalize, comp
 
 def _diagnose(outcomes: list[tuple[Outcome, Any]], cases: Sequence[Case], mistakes: Sequence[Mistake],
               validate, normalize, compare, failures: Sequence[int],
-              expected: Sequence[Any]) -> tuple[str, Mistake] | None:
+              expected: Sequence[Any], right_values: Sequence[int] = ()) -> tuple[str, Mistake] | None:
     """Name the mistake whose outcomes are the learner's on every case the learner fails (never by a
     coincidence on one of them): "Likely mistake" when it also agrees on every case the learner passes,
     "Possibly" when it gets some of those wrong (the learner makes that mistake only in some cases). A
-    mistake that gets a failing case right, or gives other numbers there, is never named."""
+    mistake that gets a failing case right, or gives other numbers there, is never named (a case failed only
+    for an input changed in place, with the right numbers, is among `right_values`: there a mistake agrees by
+    giving the right numbers too)."""
     possibly = None
     for mistake in mistakes:
         results: dict[int, Outcome] = {}
-        fits = True
+        fits, shows = True, False
         for index in failures:       # the failing cases first: most mistakes drop out at the first of them
             results[index] = result = run(mistake.fn, cases[index].args)
             outcome, normalized = outcomes[index]
+            wrong = _wrong(result, cases[index], expected[index], validate, normalize, compare)
+            shows = shows or wrong
             if not (_agree(outcome, normalized, result, cases[index], validate, normalize, compare)
-                    and _wrong(result, cases[index], expected[index], validate, normalize, compare)):
+                    and (wrong or index in right_values)):
                 fits = False
                 break
-        if not fits:
+        if not fits or not shows:
             continue
         if all(_agree(*outcomes[i], run(mistake.fn, case.args), case, validate, normalize, compare)
                for i, case in enumerate(cases) if i not in results):
@@ -611,7 +621,9 @@ def check_function(title: str, fn: Any, cases: Sequence[Case], reference: Callab
     found = None
     if failures and mistakes and not any(j.kind == "reference" for j in judged):   # a reference call is the mistake
         found = _diagnose([(j.outcome, j.normalized) for j in judged], cases, mistakes, validate, normalize,
-                          compare, failures, [j.expected for j in judged])
+                          compare, failures, [j.expected for j in judged],
+                          [i for i in failures if judged[i].kind == "mutated" and judged[i].normalized is not None
+                           and _try(lambda v: compare(v, judged[i].expected), judged[i].normalized)])
     # A validation message that goes on from what came back to a cause ("2 is the number of columns", "a cache
     # keyed on d") is a diagnosis of its own: it stays only when the same words fit every failing case.
     # Only a value with wrong numbers is re-read so (right numbers refused for how they were made, a loop or a
@@ -626,6 +638,7 @@ def check_function(title: str, fn: Any, cases: Sequence[Case], reference: Callab
     notes = [precision_note(j.normalized, j.expected, j.outcome.value) for j in numbers]
     show_notes = not found and len(numbers) == len(failures) and all(notes)
     for j, note in zip(numbers, notes):
+        _try(lambda v: compare(v, j.expected), j.normalized)   # a describe may read what compare saw last
         j.message = _expected_got(describe, j.expected, j.normalized) + (note if show_notes else "")
     wrong_values = any(j.kind in ("numbers", "invalid") or (j.kind == "raised" and not isinstance(
         j.outcome.error, (NameError, AttributeError, ImportError))) for j in judged)
@@ -714,7 +727,7 @@ def what_differs(pairs: Sequence[tuple[Any, Any]]) -> str:
     gaps = [g - e for g, e in arrays]
     largest = max((gap.ravel()[int(np.argmax(np.abs(gap)))] for gap in gaps), key=abs)
     if all(np.allclose(gap, largest, rtol=1e-9, atol=1e-12) for gap in gaps):
-        return f"yours is {fmt(abs(float(largest)), 8)} {'more' if largest > 0 else 'less'} than expected {where}"
+        return f"yours is {fmt(abs(float(largest)), 8)} {'more' if largest > 0 else 'less'} than the right value {where}"
     with np.errstate(all="ignore"):
         ratios = [np.where(e != 0, g / e, np.nan) for g, e in arrays]
     known = np.concatenate([r.ravel() for r in ratios])
@@ -722,10 +735,10 @@ def what_differs(pairs: Sequence[tuple[Any, Any]]) -> str:
     if known.size and all(np.allclose(g, known[0] * e, rtol=1e-9, atol=1e-12) for g, e in arrays):
         factor = float(known[0])
         if abs(factor + 1) < 1e-9:
-            return f"yours has the opposite sign to the expected {where}"
+            return f"yours has the opposite sign to the right values {where}"
         if abs(factor) < 1e-12:
-            return "yours is 0 wherever the expected is not"
-        return f"yours is {fmt(factor, 8)} times the expected {where}"
+            return "yours is 0 wherever the right value is not"
+        return f"yours is {fmt(factor, 8)} times the right values {where}"
     g, e = arrays[0]
     wrong = ~np.isclose(g, e, rtol=1e-9, atol=1e-12)
     parts = []
@@ -753,7 +766,7 @@ def what_differs(pairs: Sequence[tuple[Any, Any]]) -> str:
     if g.size > 1:
         at = np.unravel_index(int(np.argmax(np.abs(g - e))), g.shape)
         index = at[0] if len(at) == 1 else tuple(int(i) for i in at)
-        parts.append(f"the largest gap is at index {index}, expected {fmt(e[at], 6)}, got {fmt(g[at], 6)}")
+        parts.append(f"the largest gap is at index {index}, where the right value is {fmt(e[at], 6)} and yours {fmt(g[at], 6)}")
     return "; ".join(parts)
 
 

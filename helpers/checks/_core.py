@@ -634,6 +634,11 @@ def check_function(title: str, fn: Any, cases: Sequence[Case], reference: Callab
             if not j.observed and _comparable(normalize, j) and not _try(lambda v: compare(normalize(v), j.expected), j.outcome.value):
                 j.kind, j.normalized = "numbers", normalize(j.outcome.value)
     numbers = [j for j in judged if j.kind == "numbers"]
+    # What differs is said from every failing case that returned numbers, of the right form or not.
+    readable = [(value, j.expected) for j in (judged[i] for i in failures)
+                if (value := j.normalized if j.kind == "numbers" else
+                    _try(normalize, j.outcome.value) if j.kind == "invalid" and j.outcome.value is not None
+                    else None) is not None]
     # A note on the cause of a small difference holds for every failing case, or it is no diagnosis.
     notes = [precision_note(j.normalized, j.expected, j.outcome.value) for j in numbers]
     show_notes = not found and len(numbers) == len(failures) and all(notes)
@@ -662,10 +667,11 @@ def check_function(title: str, fn: Any, cases: Sequence[Case], reference: Callab
     if found:
         label, mistake = found
         report.line(f"{label}: {mistake.name}. {mistake.fix}")
-    elif numbers and not show_notes and (differs := what_differs([(j.normalized, j.expected) for j in numbers])):
+    elif (numbers or readable) and not show_notes and len(readable) == len(failures) \
+            and (differs := what_differs(readable)):
         report.line(f"What differs: {differs}. No mistake this check knows gives your numbers on every failing "
                     "case.")
-        if judged[failures[0]].kind == "numbers":
+        if judged[failures[0]].kind == "numbers" or len(readable) == len(failures):
             report.tally.problem = differs
     if not found and wrong_values and fallback_hint:
         report.line(f"Hint: {fallback_hint}")
@@ -717,7 +723,9 @@ def what_differs(pairs: Sequence[tuple[Any, Any]]) -> str:
             g, e = np.asarray(got, dtype=float), np.asarray(expected, dtype=float)
         except (TypeError, ValueError, OverflowError):
             return ""
-        if g.shape != e.shape or g.size == 0 or not (np.all(np.isfinite(g)) and np.all(np.isfinite(e))):
+        if g.ndim == 1 and e.ndim == 1 and g.shape != e.shape or g.size == 0 or e.size == 0:
+            return _which_items(pairs)
+        if g.shape != e.shape or not (np.all(np.isfinite(g)) and np.all(np.isfinite(e))):
             return ""
         arrays.append((g, e))
     if not arrays:
@@ -768,6 +776,46 @@ def what_differs(pairs: Sequence[tuple[Any, Any]]) -> str:
         index = at[0] if len(at) == 1 else tuple(int(i) for i in at)
         parts.append(f"the largest gap is at index {index}, where the right value is {fmt(e[at], 6)} and yours {fmt(g[at], 6)}")
     return "; ".join(parts)
+
+
+def _which_items(pairs: Sequence[tuple[Any, Any]]) -> str:
+    """what_differs for flat sequences of other lengths (a list of indices, a vector cut short): what yours
+    leaves out or adds, said for every failing case when it is the same there."""
+    kinds = []
+    for got, expected in pairs:
+        try:
+            g, e = [float(v) for v in np.ravel(got)], [float(v) for v in np.ravel(expected)]
+        except (TypeError, ValueError, OverflowError):
+            return ""
+        if not g:
+            kinds.append(("empty", f"yours stops short: the first 0 of {len(e)} are right and the last {len(e)} "
+                                   "missing"))
+        elif len(g) < len(e) and np.allclose(g, e[:len(g)], rtol=1e-9, atol=1e-12):
+            kinds.append(("short", f"yours stops short: the first {len(g)} of {len(e)} are right and "
+                                   f"the last {len(e) - len(g)} missing"))
+        elif len(g) > len(e) and np.allclose(g[:len(e)], e, rtol=1e-9, atol=1e-12):
+            kinds.append(("long", f"yours goes on too long: {len(g)} where {len(e)} are right, the extra at the end"))
+        elif set(g) < set(e):
+            kinds.append(("fewer", f"yours leaves out {fmt(sorted(set(e) - set(g)))} and has nothing wrong"))
+        elif set(g) > set(e):
+            kinds.append(("more", f"yours has {fmt(sorted(set(g) - set(e)))} too, beside every right one"))
+        else:
+            kinds.append(("other", f"{len(g)} where {len(e)} are right"))
+    if not kinds:
+        return ""
+    if {kind for kind, _ in kinds} == {"empty", "short"}:
+        kinds = [("short", text) for _, text in kinds]     # nothing at all is the shortest of all
+    first = kinds[0][1]
+    if all(kind == kinds[0][0] for kind, _ in kinds) and kinds[0][0] in ("empty", "short", "long", "fewer", "more"):
+        every = " in every failing case" if len(kinds) > 1 else ""
+        if kinds[0][0] == "empty":
+            return "yours is empty" + every
+        if kinds[0][0] == "short":
+            lost = {int(k[1].split("the last ")[1].split()[0]) for k in kinds}
+            return (f"yours stops short{every}, with the last {lost.pop()} missing and the rest right" if len(lost) == 1
+                    else f"yours stops short{every} (the rest is right); in the first, {first.split(': ', 1)[1]}")
+        return first + (f" (and alike{every})" if every else "")
+    return f"in the first failing case {first}"
 
 
 def largest_difference(got: Any, expected: Any) -> str:

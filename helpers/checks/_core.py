@@ -631,17 +631,22 @@ def check_function(title: str, fn: Any, cases: Sequence[Case], reference: Callab
     invalid = [judged[i] for i in failures if judged[i].kind == "invalid"]
     if invalid and not (len(invalid) == len(failures) and len({_gist(j.message) for j in invalid}) == 1):
         for j in invalid:
-            if not j.observed and _comparable(normalize, j) and not _try(lambda v: compare(normalize(v), j.expected), j.outcome.value):
-                j.kind, j.normalized = "numbers", normalize(j.outcome.value)
+            if j.observed:
+                continue
+            if _comparable(normalize, j):
+                if not _try(lambda v: compare(normalize(v), j.expected), j.outcome.value):
+                    j.kind, j.normalized = "numbers", normalize(j.outcome.value)
+            elif j.outcome.value is not None:   # what came back stays; a guess at its cause goes
+                j.message = _first_sentence(j.message)
     numbers = [j for j in judged if j.kind == "numbers"]
     # What differs is said from every failing case that returned numbers, of the right form or not.
     readable = [(value, j.expected) for j in (judged[i] for i in failures)
                 if (value := j.normalized if j.kind == "numbers" else
                     _try(normalize, j.outcome.value) if j.kind == "invalid" and j.outcome.value is not None
-                    else None) is not None]
+                    else None) is not None and _shaped_alike(value, j.expected)]
     # A note on the cause of a small difference holds for every failing case, or it is no diagnosis.
     notes = [precision_note(j.normalized, j.expected, j.outcome.value) for j in numbers]
-    show_notes = not found and len(numbers) == len(failures) and all(notes)
+    show_notes = bool(numbers) and not found and len(numbers) == len(failures) and all(notes)
     for j, note in zip(numbers, notes):
         _try(lambda v: compare(v, j.expected), j.normalized)   # a describe may read what compare saw last
         j.message = _expected_got(describe, j.expected, j.normalized) + (note if show_notes else "")
@@ -664,14 +669,27 @@ def check_function(title: str, fn: Any, cases: Sequence[Case], reference: Callab
             shown = j.message
         last_message = j.message
         report.failed(j.case.name, shown)
+    low = [_low_dtypes(j.outcome.value) for j in numbers]
     if found:
         label, mistake = found
         report.line(f"{label}: {mistake.name}. {mistake.fix}")
-    elif (numbers or readable) and not show_notes and len(readable) == len(failures) \
-            and (differs := what_differs(readable)):
-        report.line(f"What differs: {differs}. No mistake this check knows gives your numbers on every failing "
-                    "case.")
-        if judged[failures[0]].kind == "numbers" or len(readable) == len(failures):
+    elif numbers and len(numbers) == len(failures) and all(dt - {"float64"} for dt in low) and not show_notes \
+            and all(_low_dtypes(j.case.args) == {"float64"} for j in numbers):
+        dtype = sorted(set().union(*low) - {"float64"})[0]
+        note = (f"your result is {dtype} in every failing case, where the inputs are float64: {dtype} keeps only "
+                f"about {7 if dtype == 'float32' else 3} significant digits, so the numbers differ in their last "
+                f"digits. Keep float64 through every step: no .astype(np.{dtype}) or np.{dtype}(...), and no "
+                f"dtype={dtype} where an array is made")
+        report.line(f"What differs: {note}.")
+        report.tally.problem = note
+        wrong_values = False              # the dtype is the thing to fix: a hint about the formula would mislead
+    elif show_notes:
+        report.tally.problem = notes[0].strip(" ()")
+    elif readable and not show_notes and (differs := what_differs(readable)):
+        some = "" if len(readable) == len(failures) else ", in the failing cases that returned numbers shaped right"
+        report.line(f"What differs{some}: {differs}. No mistake this check knows gives your numbers on every "
+                    "failing case.")
+        if len(readable) == len(failures) or judged[failures[0]].kind == "numbers":
             report.tally.problem = differs
     if not found and wrong_values and fallback_hint:
         report.line(f"Hint: {fallback_hint}")
@@ -700,6 +718,12 @@ def _expected_got(describe, expected: Any, got: Any) -> str:
         + (largest_difference(got, expected) if shown_expected == shown_got else "")
 
 
+def _first_sentence(text: str) -> str:
+    """A message's first sentence ("your function returned 2 numbers; expected 3"), without what follows."""
+    match = re.search(r"(?<!\be\.g)(?<!\bi\.e)\.(\s|$)", text)
+    return text[:match.start()] if match else text
+
+
 def _comparable(normalize, judged: _Judged) -> bool:
     """Whether a value that validation refused is still numbers shaped like the expected result, so that what
     came back can be said as expected and got (and compared) instead of in the validator's words."""
@@ -717,6 +741,18 @@ def what_differs(pairs: Sequence[tuple[Any, Any]]) -> str:
     pairs of one shape, said without naming a mistake: off by the same amount or factor everywhere, the sign
     flipped, which entries (rows, columns) differ and in which direction, and the largest gap. "" when the
     values are not numbers of matching shapes."""
+    if pairs and all(_parts(got, expected) for got, expected in pairs):     # several arrays returned, e.g. (W, b)
+        n = len(pairs[0][0])
+        wrong = [k for k in range(n) if any(not close(got[k], expected[k], rtol=1e-9, atol=1e-12)
+                                            for got, expected in pairs)]
+        ordinal = ["1st", "2nd", "3rd"] + [f"{k}th" for k in range(4, n + 1)]
+        if wrong and len(wrong) < n:
+            parts = " and ".join(ordinal[k] for k in wrong)
+            inner = what_differs([(got[wrong[0]], expected[wrong[0]]) for got, expected in pairs
+                                  if not close(got[wrong[0]], expected[wrong[0]], rtol=1e-9, atol=1e-12)])
+            return (f"of the {n} values returned, only the {parts} {'is' if len(wrong) == 1 else 'are'} wrong"
+                    + (f"; in the {ordinal[wrong[0]]}, {inner}" if inner else ""))
+        return ""
     arrays = []
     for got, expected in pairs:
         try:
@@ -776,6 +812,35 @@ def what_differs(pairs: Sequence[tuple[Any, Any]]) -> str:
         index = at[0] if len(at) == 1 else tuple(int(i) for i in at)
         parts.append(f"the largest gap is at index {index}, where the right value is {fmt(e[at], 6)} and yours {fmt(g[at], 6)}")
     return "; ".join(parts)
+
+
+def _low_dtypes(value: Any) -> set[str]:
+    """The float dtypes of the arrays in a value (also inside a tuple, list or dict, one level down), with
+    "float64" standing for any float64 one: {"float32"} for a result computed in float32."""
+    values = list(value.values()) if isinstance(value, dict) else \
+        list(value) if isinstance(value, (tuple, list)) else [value]
+    found = {str(v.dtype) for v in values if isinstance(v, np.ndarray) and v.dtype.kind == "f"}
+    return {"float64" if d == "float64" else d for d in found if d in ("float16", "float32", "float64")}
+
+
+def _shaped_alike(got: Any, expected: Any) -> bool:
+    """Whether a result can be set beside the expected one entry by entry: the same shape, several arrays
+    shaped alike, or two flat sequences (of any lengths: what one leaves out, the other shows)."""
+    if _parts(got, expected):
+        return True
+    try:
+        g, e = np.shape(got), np.shape(expected)
+    except (TypeError, ValueError):
+        return False
+    return g == e or (len(g) == 1 and len(e) == 1)
+
+
+def _parts(got: Any, expected: Any) -> bool:
+    """Whether a result is several arrays (a tuple such as (W, b)), each shaped as the expected one's."""
+    # (a reference may carry more than the answer, such as route's logits after its experts and weights)
+    return (isinstance(expected, (tuple, list)) and isinstance(got, (tuple, list)) and len(expected) >= len(got) > 1
+            and all(isinstance(e, np.ndarray) for e in expected)
+            and all(np.shape(g) == np.shape(e) for g, e in zip(got, expected)))
 
 
 def _which_items(pairs: Sequence[tuple[Any, Any]]) -> str:
@@ -838,9 +903,14 @@ def largest_difference(got: Any, expected: Any) -> str:
 
 def precision_note(got: Any, expected: Any, raw: Any = None) -> str:
     """For a result that is wrong only in its last digits (printed, the two often look the same): what is
-    wrong. "" when the difference is larger than that, or the values are not numbers."""
+    wrong. "" when the difference is larger than that, or the values are not numbers. A result of several arrays,
+    such as (W, b), is read as all its numbers together, and any float32 or float16 array in it is named."""
     try:
-        g, e = np.asarray(got, dtype=float), np.asarray(expected, dtype=float)
+        if _parts(got, expected):
+            g = np.concatenate([np.ravel(np.asarray(v, dtype=float)) for v in got])
+            e = np.concatenate([np.ravel(np.asarray(v, dtype=float)) for v in expected[:len(got)]])
+        else:
+            g, e = np.asarray(got, dtype=float), np.asarray(expected, dtype=float)
     except (TypeError, ValueError, OverflowError):
         return ""
     if g.shape != e.shape or g.size == 0 or not (np.all(np.isfinite(g)) and np.all(np.isfinite(e))):
@@ -850,11 +920,13 @@ def precision_note(got: Any, expected: Any, raw: Any = None) -> str:
     if scale == 0 or gap == 0 or gap > 1e-5 * scale:    # float32 keeps about 7 digits; rounding, 4 or more
         return ""
     digits = max(1, int(-math.log10(gap / scale)))
-    dtypes = {np.asarray(v).dtype for v in (raw, got) if isinstance(v, np.ndarray)}
-    low = sorted(str(d) for d in dtypes if d in (np.float16, np.float32))
+    arrays = [v for v in (raw, got) if isinstance(v, np.ndarray)] + \
+        [p for v in (raw, got) if isinstance(v, (tuple, list)) for p in v if isinstance(p, np.ndarray)]
+    low = sorted({str(a.dtype) for a in arrays if a.dtype in (np.float16, np.float32)})
     if low:
         return (f" (the two agree to about {digits} significant digits: your result is {low[0]}, which keeps "
-                "only that many; keep float64, the inputs' dtype, through every step)")
+                f"only that many; keep float64, the inputs' dtype, through every step: no .astype(np.{low[0]}) "
+                f"or np.{low[0]}(...), and no dtype={low[0]} where an array is made)")
     return (f" (the two agree to about {digits} significant digits, not to the last: a value rounded along the "
             "way, a float32 or float16 step, or an approximate formula where the exact one is asked?)")
 

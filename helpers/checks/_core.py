@@ -629,21 +629,29 @@ def check_function(title: str, fn: Any, cases: Sequence[Case], reference: Callab
     # Only a value with wrong numbers is re-read so (right numbers refused for how they were made, a loop or a
     # dtype, and results of the wrong kind or shape keep their messages).
     invalid = [judged[i] for i in failures if judged[i].kind == "invalid"]
-    if invalid and not (len(invalid) == len(failures) and len({_gist(j.message) for j in invalid}) == 1):
+    said_alike = bool(invalid) and len(invalid) == len(failures) and len({_gist(j.message) for j in invalid}) == 1
+    if invalid and not said_alike:
         for j in invalid:
-            if j.observed:
-                continue
-            if _comparable(normalize, j):
-                if not _try(lambda v: compare(normalize(v), j.expected), j.outcome.value):
-                    j.kind, j.normalized = "numbers", normalize(j.outcome.value)
-            elif j.outcome.value is not None:   # what came back stays; a guess at its cause goes
-                j.message = _first_sentence(j.message)
+            if not j.observed and _comparable(normalize, j) \
+                    and not _try(lambda v: compare(normalize(v), j.expected), j.outcome.value):
+                j.kind, j.normalized = "numbers", normalize(j.outcome.value)
+        # Of results of the wrong form said alike ("returned 2 numbers; expected 3"), a cause given for one and
+        # not the others ("2 is the number of columns") is a guess from that one case: what came back stays.
+        alike: dict[str, list[_Judged]] = {}
+        for j in invalid:
+            if j.kind == "invalid" and not j.observed:
+                alike.setdefault(_gist(_first_sentence(j.message)), []).append(j)
+        for group in alike.values():
+            if len({_first_sentence(j.message) == j.message for j in group}) > 1:
+                for j in group:
+                    j.message = _first_sentence(j.message)
     numbers = [j for j in judged if j.kind == "numbers"]
     # What differs is said from every failing case that returned numbers, of the right form or not.
     readable = [(value, j.expected) for j in (judged[i] for i in failures)
                 if (value := j.normalized if j.kind == "numbers" else
                     _try(normalize, j.outcome.value) if j.kind == "invalid" and j.outcome.value is not None
-                    else None) is not None and _shaped_alike(value, j.expected)]
+                    else None) is not None and _shaped_alike(value, j.expected)
+                and not _try(lambda v: compare(v, j.expected), value)]     # right numbers refused otherwise
     # A note on the cause of a small difference holds for every failing case, or it is no diagnosis.
     notes = [precision_note(j.normalized, j.expected, j.outcome.value) for j in numbers]
     show_notes = bool(numbers) and not found and len(numbers) == len(failures) and all(notes)
@@ -685,7 +693,7 @@ def check_function(title: str, fn: Any, cases: Sequence[Case], reference: Callab
         wrong_values = False              # the dtype is the thing to fix: a hint about the formula would mislead
     elif show_notes:
         report.tally.problem = notes[0].strip(" ()")
-    elif readable and not show_notes and (differs := what_differs(readable)):
+    elif readable and not show_notes and not said_alike and (differs := what_differs(readable)):
         some = "" if len(readable) == len(failures) else ", in the failing cases that returned numbers shaped right"
         report.line(f"What differs{some}: {differs}. No mistake this check knows gives your numbers on every "
                     "failing case.")

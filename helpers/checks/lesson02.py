@@ -22,7 +22,7 @@ import types
 import numpy as np
 
 from helpers import flat
-from helpers.checks._core import (Case, Mistake, Report, _agree, check_function, close_float64, fmt, is_library_file,
+from helpers.checks._core import (Case, Mistake, Observed, Report, _agree, check_function, close_float64, fmt, is_library_file,
                                   run, vector_problem)
 from helpers.checks._verdict import grader, hidden_cases, hidden_rng
 
@@ -632,9 +632,17 @@ FFN_VARIANTS = (
 
 def _ffn_problem(value, case):
     D, H = len(case.args["x"]), len(case.args["b1"])
-    hints = {H: f"{H} is H, the hidden size: this looks like the hidden vector relu(W1 x + b1). Multiply it "
-                f"by W2 and add b2 to get back to D = {D} numbers"} if H != D else {}
-    return _sequence_problem(value, D, hints)
+    x, W1, b1 = case.args["x"], case.args["W1"], case.args["b1"]
+    hidden = [max(0.0, b1[i] + sum(W1[i * D + j] * x[j] for j in range(D))) for i in range(H)]
+    try:
+        is_hidden = H != D and len(value) == H and close_float64([float(v) for v in value], hidden)
+    except (TypeError, ValueError, OverflowError):
+        is_hidden = False
+    if is_hidden:   # checked, not guessed from the length: the words state what the value is
+        return Observed(_sequence_problem(value, D, {H: (
+            f"{H} is H, the hidden size: this is the hidden vector relu(W1 x + b1). Multiply it by W2 and add "
+            f"b2 to get back to D = {D} numbers")}))
+    return _sequence_problem(value, D)
 
 
 @grader

@@ -25,7 +25,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from helpers.checks._verdict import copied_from, current_tally, hidden_cases
+from helpers.checks._verdict import copied_from, current_tally, failed_attempts, hidden_cases
 from helpers.checks._verdict import hidden_rng  # noqa: F401  (the lessons' hidden cases draw from it)
 
 PASS, FAIL = "\u2714", "\u2718"  # check mark, ballot x
@@ -160,8 +160,10 @@ def _handed_in(args: dict[str, Any]) -> set:
     return found
 
 
-def run(fn: Callable, args: dict[str, Any], watch: str = "") -> Outcome:
-    """Call fn with copies of args (in order) and report what happened. Never raises.
+def run(fn: Callable, args: dict[str, Any], watch: str = "", errors: dict | None = None) -> Outcome:
+    """Call fn with copies of args (in order) and report what happened. Never raises. `errors`: NumPy's
+    floating-point error settings to call fn with (np.geterr() of the learner's session), where the caller
+    has changed them for its own arithmetic.
 
     With `watch` (an exercise's name), also note any function of the course library that computes that
     exercise (its own name, or one listed in COURSE_VERSIONS) and that runs on the learner's behalf, e.g.
@@ -224,7 +226,8 @@ def run(fn: Callable, args: dict[str, Any], watch: str = "") -> Outcome:
         if watch:
             sys.setprofile(profile)
             threading.setprofile(profile)
-        value = fn(*copies.values())
+        with np.errstate(**(errors or np.geterr())):
+            value = fn(*copies.values())
     except BaseException as error:  # the learner's code may raise anything, even SystemExit
         if isinstance(error, KeyboardInterrupt):
             raise
@@ -408,6 +411,32 @@ class Mistake:
     name: str   # e.g. "one stride for both matrices"
     fix: str    # what to change, in a sentence or two
     fn: Callable
+    later: str = ""   # what the fix says only after a second failure: a line of the solution (see tiered)
+
+
+SECOND_TIER = "If it fails again, the check shows the line to write."
+
+
+def tiered(text: str, formulas: Sequence[str]) -> tuple[str, str]:
+    """text split into what a first failure may say and what only a second may: the sentences that hold one of
+    `formulas` (lines of the solution, compared without spaces) go to the second. No answer before a second
+    failure (issue 21): the first says what is wrong and where, the second may show the line."""
+    def bare(t):
+        return re.sub(r"[\s`]", "", t)
+    sentences = re.split(r"(?<=[.:;])\s+(?=[A-Z(`a-z])", text)
+    first = [t for t in sentences if not any(bare(f) in bare(t) for f in formulas)]
+    later = [t for t in sentences if any(bare(f) in bare(t) for f in formulas)]
+    return " ".join(first), " ".join(later)
+
+
+def with_tiers(mistakes: Sequence[Mistake], formulas: Sequence[str]) -> list[Mistake]:
+    """The mistakes with every sentence of their fixes that shows a formula of `formulas` moved to `later`."""
+    out = []
+    for mistake in mistakes:
+        first, later = tiered(mistake.fix, formulas)
+        out.append(Mistake(mistake.name, first or "Look at that step again.", mistake.fn,
+                           " ".join(t for t in (mistake.later, later) if t)))
+    return out
 
 
 class Report:
@@ -564,7 +593,7 @@ def check_function(title: str, fn: Any, cases: Sequence[Case], reference: Callab
                    compare: Callable[[Any, Any], bool] = close,
                    normalize: Callable[[Any], Any] = lambda v: v,
                    describe: Callable[[Any], str] = fmt,
-                   fallback_hint: str = "",
+                   fallback_hint: str | tuple[str, str] = "",
                    hidden: Sequence[Case] = ()) -> bool:
     """Run `fn` on every case against `reference`, print the verdicts, and return True only if all pass.
 
@@ -579,6 +608,17 @@ def check_function(title: str, fn: Any, cases: Sequence[Case], reference: Callab
     digits lost) is shown only when it holds on every failing case; and when no mistake fits, the report
     says what differs, without a name.
     """
+    # The check's own arithmetic (the reference, the comparisons, the mistakes, what differs) may meet NaN, inf
+    # or leftovers of np.empty in a learner's result: no NumPy RuntimeWarning of its own shows under the cell.
+    # The learner's code runs with the settings it was called with, so its own warnings still show.
+    learners = np.geterr()
+    with np.errstate(all="ignore"):
+        return _check_function(title, fn, cases, reference, validate, mistakes, compare, normalize, describe,
+                               fallback_hint, hidden, learners)
+
+
+def _check_function(title, fn, cases, reference, validate, mistakes, compare, normalize, describe, fallback_hint,
+                    hidden, learners) -> bool:
     has_hidden = bool(hidden)
     hidden = hidden_cases(hidden)          # built now (drawn from the grading secret), or none outside grading
     run_hidden = bool(hidden)
@@ -590,7 +630,7 @@ def check_function(title: str, fn: Any, cases: Sequence[Case], reference: Callab
         return not_a_function(title, fn)
     judged: list[_Judged] = []
     for case in cases:
-        outcome = run(fn, case.args, watch=title)
+        outcome = run(fn, case.args, watch=title, errors=learners)
         if outcome.not_implemented:
             return report.not_implemented()
         expected = reference(*copy.deepcopy(case.args).values())
@@ -680,7 +720,8 @@ def check_function(title: str, fn: Any, cases: Sequence[Case], reference: Callab
     low = [_low_dtypes(j.outcome.value) for j in numbers]
     if found:
         label, mistake = found
-        report.line(f"{label}: {mistake.name}. {mistake.fix}")
+        later = (mistake.later if failed_attempts(title) >= 1 else SECOND_TIER) if mistake.later else ""
+        report.line(f"{label}: {mistake.name}. {mistake.fix}" + (f" {later}" if later else ""))
     elif numbers and len(numbers) == len(failures) and all(dt - {"float64"} for dt in low) and not show_notes \
             and all(_low_dtypes(j.case.args) == {"float64"} for j in numbers):
         dtype = sorted(set().union(*low) - {"float64"})[0]
@@ -700,6 +741,8 @@ def check_function(title: str, fn: Any, cases: Sequence[Case], reference: Callab
         if len(readable) == len(failures) or judged[failures[0]].kind == "numbers":
             report.tally.problem = differs
     if not found and wrong_values and fallback_hint:
+        if isinstance(fallback_hint, tuple):   # (a first failure's nudge, what a second failure may show)
+            fallback_hint = fallback_hint[1] if failed_attempts(title) >= 1 else f"{fallback_hint[0]} {SECOND_TIER}"
         report.line(f"Hint: {fallback_hint}")
     return report.finish(len(cases), len(failures), hidden=len(hidden) if run_hidden else 0,
                          hidden_skipped=has_hidden and not run_hidden)

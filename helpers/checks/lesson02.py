@@ -452,8 +452,8 @@ def check_matvec(fn) -> bool:
     """Grade `matvec(M, v)`: M @ v for a flat row-major M with len(v) columns and len(M) // len(v) rows."""
     return _check(
         "matvec", fn, MATVEC_CASES, flat.matvec, _matvec_problem, MATVEC_MISTAKES, hidden=_matvec_hidden,
-        fallback_hint="output i = sum over j of M[i * n_cols + j] * v[j], with n_cols = len(v) and "
-                      "n_rows = len(M) // n_cols.")
+        fallback_hint="output i = sum over j of M[i * n_cols + j] * v[j]: a row has len(v) numbers, and M "
+                      "holds as many rows as len(v) goes into len(M).")
 
 
 # --------------------------------------------------------------------------------------------------------

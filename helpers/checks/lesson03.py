@@ -313,8 +313,8 @@ def check_ffn_batched(fn) -> bool:
         lambda measured, case: _batched_problem(measured, case, loop, explained),
         [Mistake(m.name, m.fix, _watched_batched(m.fn)) for m in _BATCHED_MISTAKES],
         compare=_agrees, normalize=lambda measured: measured.value, describe=_describe_rows,
-        fallback_hint="compute the hidden layer first, h = x @ W1 + b1, and check that its shape is "
-                      "(T, d_ff); then apply the activation, and the second matrix with its bias.",
+        fallback_hint="compute the hidden layer's pre-activations first (x times W1, plus b1) and check that "
+                      "their shape is (T, d_ff); then apply the activation, and the second matrix with its bias.",
         hidden=_batched_hidden)
 
 

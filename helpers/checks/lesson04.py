@@ -181,7 +181,7 @@ _GELU_MISTAKES = [
             "Φ(z) = 0.5 * (1 + erf(z / sqrt(2))).",
             lambda z: np.asarray(z, dtype=float) * _density(z)),
     Mistake("the factor z is missing (that is Φ(z) alone)",
-            "GELU multiplies z by Φ(z): return z * Phi, not Phi.",
+            "GELU multiplies z by Φ(z): the result is z times Phi, not Phi alone.",
             _Phi),
     Mistake("erf(z) where erf(z / sqrt(2)) belongs",
             "Φ(z) = 0.5 * (1 + erf(z / sqrt(2))): divide z by sqrt(2) inside the error function.",

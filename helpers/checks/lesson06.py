@@ -496,8 +496,8 @@ def _in_place(names: list[str]) -> Mistake:
     if "b2" in names:
         return Mistake("b2 changed in place: `y = b2` makes y a second name for the caller's b2, so `y += ...` "
                        "writes into it",
-                       "Start from a copy, y = b2.copy(), or write y = y + a_k * W2[k], which builds a new array "
-                       "each time. The numbers are right; only the caller's b2 was changed.", changes)
+                       "Start from a copy, y = b2.copy(), or add with y = y + ... (which builds a new array each "
+                       "time) instead of y += .... The numbers are right; only the caller's b2 was changed.", changes)
     listed = ", ".join(f"`{name}`" for name in names)
     return Mistake(f"the input {listed} changed in place",
                    "The numbers are right, but the caller's arrays must stay as they were: compute into new "

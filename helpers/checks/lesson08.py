@@ -16,9 +16,9 @@ import numpy as np
 from helpers import gradcheck
 from scipy import special
 
-from helpers.checks._core import (Case, Mistake, a_kind, check_function, close, close_float64, fmt, hidden_rng,
-                                  not_a_function, plural)
-from helpers.checks._verdict import grader
+from helpers.checks._core import (Case, Mistake, Observed, a_kind, check_function, close, close_float64, fmt, hidden_rng,
+                                  not_a_function, plural, tiered, with_tiers)
+from helpers.checks._verdict import failed_attempts, grader
 from helpers.ffn import ffn, ffn_backward, gelu, gelu_grad, gelu_tanh_grad, silu_grad
 
 __all__ = ["check_relu_backward", "check_ffn_backward", "check_numerical_gradient", "check_gelu_backward"]
@@ -63,6 +63,22 @@ def _as_float(value: Any) -> np.ndarray:
 # --------------------------------------------------------------------------------------------------------
 def _relu_backward(z, dh):
     return dh * (z > 0)
+
+
+# The lines of the exercises' answers: a first failure names what is wrong without them; a second failure in
+# the session may show the line (helpers.checks._core.tiered).
+CHAIN_RULE = ("z = x @ W1 + b1", "h = np.maximum(z, 0)", "dW2 = h.T @ dy", "db2 = dy.sum(axis=0)", "db2 = dy.sum(0)",
+              "dh = dy @ W2.T", "dz = dh * (z > 0)", "dW1 = x.T @ dz", "db1 = dz.sum(axis=0)", "db1 = dz.sum(0)",
+              "dx = dz @ W1.T")
+
+
+def _first_tier(text: str) -> str:
+    """A message of the ffn_backward or relu_backward check as a first failure may show it: without the
+    sentences that write out a line of the chain rule (those come after a second failure)."""
+    if failed_attempts("ffn_backward") >= 1 or failed_attempts("relu_backward") >= 1:
+        return text
+    first, later = tiered(text, CHAIN_RULE)
+    return first if later else text
 
 
 _RELU_MISTAKES = [
@@ -205,7 +221,7 @@ def _threshold_problem(dz, z, dh) -> str | None:
 def check_relu_backward(fn) -> bool:
     """Grade `relu_backward(z, dh)`: dz = dh * relu'(z), element-wise, with relu'(0) = 0."""
     return check_function(
-        "relu_backward", fn, _relu_cases(), _relu_backward, _relu_problem, _RELU_MISTAKES,
+        "relu_backward", fn, _relu_cases(), _relu_backward, _relu_problem, with_tiers(_RELU_MISTAKES, CHAIN_RULE),
         normalize=_as_float, hidden=_relu_hidden,
         compare=close_float64,
         fallback_hint="dz = dh where z > 0, and 0 where z <= 0 (z exactly 0 included).")
@@ -459,10 +475,24 @@ def check_ffn_backward(fn) -> bool:
     returns (dx, dW1, db1, dW2, db2), each shaped like what it is the gradient of."""
     grads = _GradsReport()
     return check_function(
-        "ffn_backward", fn, _ffn_cases(), _ffn_reference, _ffn_problem, _FFN_MISTAKES,
+        "ffn_backward", fn, _ffn_cases(), _ffn_reference, lambda v, c: _tiered_problem(_ffn_problem(v, c)),
+        with_tiers(_FFN_MISTAKES, CHAIN_RULE),
         compare=grads.compare, normalize=_as_grads, describe=grads.describe, hidden=_ffn_hidden,
-        fallback_hint="go line by line up the forward pass: dW2 = h.T @ dy, db2 = dy.sum(0), dh = dy @ W2.T, "
-                      "dz = dh * (z > 0), dW1 = x.T @ dz, db1 = dz.sum(0), dx = dz @ W1.T.")
+        fallback_hint=("go up the forward pass one step at a time, starting from dy: a weight's gradient pairs "
+                       "what its layer read (transposed) with the gradient of what it wrote, and has the weight's "
+                       "shape; a bias's gradient is that gradient summed over the tokens; between the layers, "
+                       "ReLU lets gradient through only where z > 0. The lines above say which gradients are "
+                       "wrong: start with the first of them.",
+                       "go line by line up the forward pass: dW2 = h.T @ dy, db2 = dy.sum(0), dh = dy @ W2.T, "
+                       "dz = dh * (z > 0), dW1 = x.T @ dz, db1 = dz.sum(0), dx = dz @ W1.T."))
+
+
+def _tiered_problem(problem):
+    """A validation message as a first failure may show it (_first_tier), keeping its kind (Observed)."""
+    if problem is None:
+        return None
+    text = _first_tier(problem)
+    return type(problem)(text) if isinstance(problem, Observed) else text
 
 
 # --------------------------------------------------------------------------------------------------------

@@ -238,7 +238,8 @@ wrong("transpose", "n_rows and n_cols swapped", "swapped sizes")(
     lambda M, r, c: [M[i * r + j] for j in range(r) for i in range(c)])
 wrong("transpose", None, "in place and None")(lambda M, r, c: M.reverse())
 wrong("transpose", "ints", "wrong type")(lambda M, r, c: [int(M[i * c + j]) for j in range(c) for i in range(r)])
-wrong("transpose", None, "the last element dropped")(lambda M, r, c: [M[i * c + j] for j in range(c) for i in range(r)][:-1])
+wrong("transpose", None, "the last element dropped")(
+    lambda M, r, c: [M[i * c + j] for j in range(c) for i in range(r)][:-1])
 
 
 # ==========================================================================================================
@@ -287,7 +288,8 @@ wrong("count_ffn_params", "bias=True and bias=False swapped", "swapped branch")(
     lambda d, d_ff, bias=True: 2 * d * d_ff + (0 if bias else d + d_ff))
 wrong("count_ffn_params", "both biases given the hidden width", "classic slip")(
     lambda d, d_ff, bias=True: 2 * d * d_ff + (2 * d_ff if bias else 0))
-wrong("count_ffn_params", None, "one too many")(lambda d, d_ff, bias=True: 2 * d * d_ff + ((d + d_ff) if bias else 0) + 1)
+wrong("count_ffn_params", None, "one too many")(
+    lambda d, d_ff, bias=True: 2 * d * d_ff + ((d + d_ff) if bias else 0) + 1)
 wrong("count_ffn_params", None, "two mistakes combined (4d, no biases)")(lambda d, d_ff, bias=True: 8 * d * d)
 wrong("count_ffn_params", "float32", "float32")(
     lambda d, d_ff, bias=True: int(np.float32(2 * d * d_ff) + np.float32((d + d_ff) if bias else 0)))
@@ -374,7 +376,8 @@ right("swiglu_ffn", "three lines")(lambda x, Wg, Wu, Wd: (silu(x @ Wg) * (x @ Wu
 right("swiglu_ffn", "einsum")(lambda x, Wg, Wu, Wd: np.einsum(
     "...f,fd->...d", silu(np.einsum("...d,df->...f", x, Wg)) * np.einsum("...d,df->...f", x, Wu), Wd))
 wrong("swiglu_ffn", "gate and value swapped", "swap")(lambda x, Wg, Wu, Wd: ((x @ Wg) * silu(x @ Wu)) @ Wd)
-wrong("swiglu_ffn", "SiLU applied to both paths", "classic slip")(lambda x, Wg, Wu, Wd: (silu(x @ Wg) * silu(x @ Wu)) @ Wd)
+wrong("swiglu_ffn", "SiLU applied to both paths", "classic slip")(
+    lambda x, Wg, Wu, Wd: (silu(x @ Wg) * silu(x @ Wu)) @ Wd)
 wrong("swiglu_ffn", "added instead of multiplied", "classic slip")(lambda x, Wg, Wu, Wd: (silu(x @ Wg) + x @ Wu) @ Wd)
 wrong("swiglu_ffn", "no SiLU at all", "classic slip")(lambda x, Wg, Wu, Wd: ((x @ Wg) * (x @ Wu)) @ Wd)
 wrong("swiglu_ffn", "W_down transposed", "transpose")(lambda x, Wg, Wu, Wd: (silu(x @ Wg) * (x @ Wu)) @ Wd.T)
@@ -383,7 +386,8 @@ wrong("swiglu_ffn", "ReLU instead of SiLU on the gate", "another activation")(
     lambda x, Wg, Wu, Wd: (relu(x @ Wg) * (x @ Wu)) @ Wd)
 
 right("swiglu_hidden", "ceil")(lambda d, multiple_of=256: multiple_of * math.ceil(int(8 * d / 3) / multiple_of))
-right("swiglu_hidden", "integer division")(lambda d, multiple_of=256: -(-int(2 * 4 * d / 3) // multiple_of) * multiple_of)
+right("swiglu_hidden", "integer division")(
+    lambda d, multiple_of=256: -(-int(2 * 4 * d / 3) // multiple_of) * multiple_of)
 wrong("swiglu_hidden", "rounded down instead of up", "classic slip")(
     lambda d, multiple_of=256: multiple_of * (int(8 * d / 3) // multiple_of))
 wrong("swiglu_hidden", "not rounded to a multiple at all", "classic slip")(lambda d, multiple_of=256: int(8 * d / 3))
@@ -417,7 +421,8 @@ def collapse_in_place(W1, b1, W2, b2):
     return W1 @ W2, b2
 
 
-wrong("collapse", None, "float32")(lambda W1, b1, W2, b2: ((W1 @ W2).astype(np.float32), (b1 @ W2 + b2).astype(np.float32)))
+wrong("collapse", None, "float32")(
+    lambda W1, b1, W2, b2: ((W1 @ W2).astype(np.float32), (b1 @ W2 + b2).astype(np.float32)))
 
 right("residual_collapse", "eye")(lambda W1, W2: np.eye(W1.shape[0]) + W1 @ W2)
 right("residual_collapse", "identity")(lambda W1, W2: np.identity(len(W1)) + np.dot(W1, W2))
@@ -430,9 +435,11 @@ wrong("residual_collapse", None, "float32")(lambda W1, W2: (np.eye(len(W1)) + W1
 
 right("detector_weights", "one unit")(lambda: (np.array([[1.0], [1.0], [-1.0]]), np.array([-1.0]), np.array([[1.0]]),
                                               np.array([0.0])))
-wrong("detector_weights", "fires for A alone and for B alone", "no threshold")(lambda: (np.array([[1.0], [1.0], [-1.0]]), np.array([0.0]),
+wrong("detector_weights", "fires for A alone and for B alone", "no threshold")(
+    lambda: (np.array([[1.0], [1.0], [-1.0]]), np.array([0.0]),
                                                          np.array([[1.0]]), np.array([0.0])))
-wrong("detector_weights", "C raises the output", "C added instead of subtracted")(lambda: (np.array([[1.0], [1.0], [1.0]]),
+wrong("detector_weights", "C raises the output", "C added instead of subtracted")(
+    lambda: (np.array([[1.0], [1.0], [1.0]]),
                                                                           np.array([-1.0]), np.array([[1.0]]),
                                                                           np.array([0.0])))
 
@@ -493,14 +500,16 @@ def _top(score):
 right("top_units", "norm")(_top(lambda a, W2: np.linalg.norm(a[:, None] * W2, axis=1)))
 right("top_units", "a times ||u||")(_top(lambda a, W2: a * np.sqrt((W2 ** 2).sum(axis=1))))
 wrong("top_units", "ranked by the activation a_j alone", "partial answer")(_top(lambda a, W2: a))
-wrong("top_units", "ranked by the length of the value", "partial answer")(_top(lambda a, W2: np.linalg.norm(W2, axis=1)))
+wrong("top_units", "ranked by the length of the value", "partial answer")(
+    _top(lambda a, W2: np.linalg.norm(W2, axis=1)))
 wrong("top_units", "(L1)", "another norm")(_top(lambda a, W2: np.abs(a[:, None] * W2).sum(axis=1)))
 wrong("top_units", "max norm", "another norm")(_top(lambda a, W2: np.abs(a[:, None] * W2).max(axis=1)))
 wrong("top_units", "sum of a_j u_j's coordinates", "classic slip")(_top(lambda a, W2: (a[:, None] * W2).sum(axis=1)))
 wrong("top_units", "smallest first", "sort order")(
     lambda x, W1, b1, W2, k: _top(lambda a, W2: np.linalg.norm(a[:, None] * W2, axis=1))(x, W1, b1, W2, k)[::-1])
 wrong("top_units", "counting units from 1", "off by one")(
-    lambda x, W1, b1, W2, k: [j + 1 for j in _top(lambda a, W2: np.linalg.norm(a[:, None] * W2, axis=1))(x, W1, b1, W2, k)])
+    lambda x, W1, b1, W2, k: [j + 1 for j in _top(lambda a, W2: np.linalg.norm(a[:, None] * W2, axis=1))(
+        x, W1, b1, W2, k)])
 
 
 def _store(scale=True, threshold=True, swap=False):
@@ -552,7 +561,8 @@ wrong("route", "first k columns", "wrong columns")(
     _route_with(lambda l, c, e: softmax(l)[:, :e.shape[1]] / softmax(l)[:, :e.shape[1]].sum(axis=-1, keepdims=True)))
 wrong("route", "sigmoid gate", "another function")(_route_with(lambda l, c, e: special.expit(c)))
 wrong("route", "smallest logits", "sort order")(
-    lambda logits, k: route_right(-logits, k)[0:1] + (softmax(np.take_along_axis(logits, route_right(-logits, k)[0], -1)),))
+    lambda logits, k: route_right(-logits, k)[0:1]
+    + (softmax(np.take_along_axis(logits, route_right(-logits, k)[0], -1)),))
 wrong("route", None, "float32 weights")(
     lambda logits, k: (route_right(logits, k)[0], route_right(logits, k)[1].astype(np.float32)))
 
@@ -599,7 +609,8 @@ wrong("residual_block", "the residual is missing", "classic slip")(lambda x, f: 
 wrong("residual_block", "the FFN applied to x, not to LN(x)", "classic slip")(lambda x, f: x + f(x))
 wrong("residual_block", "post-LN", "the other order")(lambda x, f: layer_norm(x + f(x)))
 wrong("residual_block", "adds LN(x) instead of x", "classic slip")(lambda x, f: layer_norm(x) + f(layer_norm(x)))
-wrong("residual_block", "RMSNorm", "another norm")(lambda x, f: x + f(x / np.sqrt((x ** 2).mean(-1, keepdims=True) + 1e-5)))
+wrong("residual_block", "RMSNorm", "another norm")(
+    lambda x, f: x + f(x / np.sqrt((x ** 2).mean(-1, keepdims=True) + 1e-5)))
 wrong("residual_block", "ddof=1", "near-miss")(lambda x, f: x + f((x - x.mean(-1, keepdims=True))
                                                                 / np.sqrt(x.var(-1, ddof=1, keepdims=True) + 1e-5)))
 wrong("residual_block", "subtracted", "sign slip")(lambda x, f: x - f(layer_norm(x)))
@@ -617,7 +628,8 @@ wrong("relu_backward", "dh's sign", "wrong variable")(lambda z, dh: dh * (dh > 0
 wrong("relu_backward", "multiplied by z", "classic slip")(lambda z, dh: dh * z)
 wrong("relu_backward", "inverted (z <= 0)", "sign slip")(lambda z, dh: dh * (z <= 0))
 wrong("relu_backward", None, "clamped dh and masked (two mistakes)")(lambda z, dh: np.maximum(dh, 0) * (z > 0))
-wrong("relu_backward", None, "2-D only (the text says any shape)")(lambda z, dh: np.array([[d * (t > 0) for t, d in zip(zr, dr)] for zr, dr in zip(z, dh)]))
+wrong("relu_backward", None, "2-D only (the text says any shape)")(
+    lambda z, dh: np.array([[d * (t > 0) for t, d in zip(zr, dr)] for zr, dr in zip(z, dh)]))
 
 
 def _backward(slip=""):
@@ -670,7 +682,8 @@ def _numerical(step=lambda eps: eps, central=True, divide=lambda eps: 2 * eps):
 right("numerical_gradient", "ndindex")(_numerical())
 wrong("numerical_gradient", "a forward difference", "classic slip")(_numerical(central=False, divide=lambda e: e))
 wrong("numerical_gradient", "divided by eps instead of 2 eps", "classic slip")(_numerical(divide=lambda e: e))
-wrong("numerical_gradient", "multiplied by eps", "precedence: (up - down) / 2 * eps")(_numerical(divide=lambda e: 2 / e))
+wrong("numerical_gradient", "multiplied by eps", "precedence: (up - down) / 2 * eps")(
+    _numerical(divide=lambda e: 2 / e))
 wrong("numerical_gradient", None, "a step of 1e-4 of its own")(_numerical(step=lambda e: 1e-4, divide=lambda e: 2e-4))
 
 
@@ -772,7 +785,8 @@ def main() -> int:
           f"{100 * s['named_right'] / max(s['named'], 1):.1f} % ({s['named_right']} of {s['named']}); answers with a "
           f"known mistake left unnamed: {s['unnamed_with_a_mistake']}")
     for r in s["misnamed"]:
-        print(f"  misnamed: {r.answer.exercise} ({r.answer.style}), labelled {r.answer.label!r}, named {r.named[:100]!r}")
+        print(f"  misnamed: {r.answer.exercise} ({r.answer.style}), labelled {r.answer.label!r}, "
+              f"named {r.named[:100]!r}")
     for r in results:
         if r.passed != r.answer.right:
             print(f"  {'rejected' if r.answer.right else 'accepted'}: {r.answer.exercise} ({r.answer.style})")

@@ -77,7 +77,8 @@ def test_a_float32_result_is_told_so_and_what_to_change(check, fn, capsys):
     """The printed numbers look the same; the note names the dtype and the fix, whatever the check."""
     verdict = check(fn)
     out = capsys.readouterr().out
-    assert not verdict and "float32" in verdict.mistake and ("keep float64" in out.lower() or "keep x's dtype" in out.lower()), out
+    told = "keep float64" in out.lower() or "keep x's dtype" in out.lower()
+    assert not verdict and "float32" in verdict.mistake and told, out
 
 
 def test_a_dropped_chunk_in_np_empty_shows_no_warning_of_the_checks_own():

@@ -781,7 +781,8 @@ def _comparable(normalize, judged: _Judged) -> bool:
     if judged.outcome.value is None:
         return False
     try:
-        got, expected = np.asarray(normalize(judged.outcome.value), dtype=float), np.asarray(judged.expected, dtype=float)
+        got = np.asarray(normalize(judged.outcome.value), dtype=float)
+        expected = np.asarray(judged.expected, dtype=float)
     except Exception:   # noqa: BLE001  (a value of the wrong kind or shape)
         return False
     return got.shape == expected.shape and bool(np.all(np.isfinite(got)))
@@ -822,7 +823,8 @@ def what_differs(pairs: Sequence[tuple[Any, Any]]) -> str:
     gaps = [g - e for g, e in arrays]
     largest = max((gap.ravel()[int(np.argmax(np.abs(gap)))] for gap in gaps), key=abs)
     if all(np.allclose(gap, largest, rtol=1e-9, atol=1e-12) for gap in gaps):
-        return f"yours is {fmt(abs(float(largest)), 8)} {'more' if largest > 0 else 'less'} than the right value {where}"
+        more = "more" if largest > 0 else "less"
+        return f"yours is {fmt(abs(float(largest)), 8)} {more} than the right value {where}"
     with np.errstate(all="ignore"):
         ratios = [np.where(e != 0, g / e, np.nan) for g, e in arrays]
     known = np.concatenate([r.ravel() for r in ratios])
@@ -861,7 +863,8 @@ def what_differs(pairs: Sequence[tuple[Any, Any]]) -> str:
     if g.size > 1:
         at = np.unravel_index(int(np.argmax(np.abs(g - e))), g.shape)
         index = at[0] if len(at) == 1 else tuple(int(i) for i in at)
-        parts.append(f"the largest gap is at index {index}, where the right value is {fmt(e[at], 6)} and yours {fmt(g[at], 6)}")
+        parts.append(f"the largest gap is at index {index}, where the right value is {fmt(e[at], 6)} and yours "
+                     f"{fmt(g[at], 6)}")
     return "; ".join(parts)
 
 

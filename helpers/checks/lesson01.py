@@ -814,7 +814,8 @@ def check_detector(fn, reveal: bool = False) -> bool:
         return False
     w, b = [float(v) for v in w], float(b)
     w_scaled, b_scaled = _scaled(w, b)
-    report.header = (f"testing w = [{_exact(w[0])}, {_exact(w[1])}], b = {_exact(b)} on {len(_BELOW) + len(_ON) + len(_ABOVE)} inputs, "
+    report.header = (f"testing w = [{_exact(w[0])}, {_exact(w[1])}], b = {_exact(b)} on "
+                     f"{len(_BELOW) + len(_ON) + len(_ABOVE)} inputs, "
                      "on the line x1 = x2 + 1 and either side of it")
     failures = 0
     for name, points, want in (("silent below the line, where x1 < x2 + 1 (1e-3, 1e-6 and 1e-9 below it too)",

@@ -22,8 +22,8 @@ import types
 import numpy as np
 
 from helpers import flat
-from helpers.checks._core import (Case, Mistake, Observed, Report, _agree, check_function, close_float64, fmt, is_library_file,
-                                  run, vector_problem)
+from helpers.checks._core import (Case, Mistake, Observed, Report, _agree, check_function, close_float64, fmt,
+                                  is_library_file, run, vector_problem)
 from helpers.checks._verdict import grader, hidden_cases, hidden_rng
 
 __all__ = ["check_matvec", "check_ffn_forward", "check_transpose"]

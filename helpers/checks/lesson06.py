@@ -16,8 +16,8 @@ from typing import Any, Callable
 import numpy as np
 
 from helpers import kv_memory
-from helpers.checks._core import (Case, Mistake, Observed, Outcome, Report, a_kind, check_function, close, close_float64,
-                                  fmt, not_a_function, plain_arrays, run, vector_problem)
+from helpers.checks._core import (Case, Mistake, Observed, Outcome, Report, a_kind, check_function, close,
+                                  close_float64, fmt, not_a_function, plain_arrays, run, vector_problem)
 from helpers.checks._verdict import failed_attempts, grader, hidden_cases, hidden_rng
 from helpers.ffn import relu
 from helpers.kv_memory import build_memory

@@ -16,8 +16,8 @@ import numpy as np
 from helpers import gradcheck
 from scipy import special
 
-from helpers.checks._core import (Case, Mistake, Observed, a_kind, check_function, close, close_float64, fmt, hidden_rng,
-                                  not_a_function, plural, tiered, with_tiers)
+from helpers.checks._core import (Case, Mistake, Observed, a_kind, check_function, close, close_float64, fmt,
+                                  hidden_rng, not_a_function, plural, tiered, with_tiers)
 from helpers.checks._verdict import failed_attempts, grader
 from helpers.ffn import ffn, ffn_backward, gelu, gelu_grad, gelu_tanh_grad, silu_grad
 

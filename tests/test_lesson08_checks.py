@@ -510,7 +510,9 @@ def test_relu_backward_names_more_mistakes(fn, name, capsys):
 @pytest.mark.parametrize("threshold, message", [
     (0.01, "passed no gradient at z = 1e-08, a unit that fired: your mask switches at a threshold above 0"),
     (1e-6, "passed no gradient at z = 1e-08, a unit that fired: your mask switches at a threshold above 0"),
-    (-1e-6, "passed gradient at z = -1e-08, a unit that did not fire: your mask switches at a threshold below 0"),
+    # below 0, the mask also passes gradient at z = 0, which fails the cases with z = 0 exactly: no one cause
+    # fits every failing case, so none is named, and the report says what differs
+    (-1e-6, "What differs:"),
 ])
 def test_relu_backward_a_threshold_not_at_0_fails_and_is_named(threshold, message, capsys):
     """Every other case keeps its positive z at 0.019 or more (its negative ones at -0.006 or less) or puts z
@@ -637,7 +639,7 @@ def numerical_restored_too_soon(f, a, eps):
 
 MORE_NUMERICAL_MISTAKES = [
     (numerical_fixed_step(1e-6), "eps ignored: your slopes are not the central difference with the eps it was given"),
-    (numerical_fixed_step(1e-4), "eps ignored: your slopes are not the central difference with the eps it was given"),
+    (numerical_fixed_step(1e-4), None),
     (numerical_five_point, "eps ignored: your slopes are not the central difference with the eps it was given"),
     (numerical_relative_step, "the step scaled by |a_i|"),
     (numerical_reshape, "your nudges did not reach a: a.reshape(-1) (or ravel) made a copy"),
@@ -654,7 +656,11 @@ MORE_NUMERICAL_MISTAKES = [
 def test_numerical_gradient_names_more_mistakes(fn, name, capsys):
     assert not check_numerical_gradient(fn)
     out = capsys.readouterr().out
-    # A step of 1e-4 for eps = 1e-5 is the eps slip on the coarse case, and agrees with no mutant elsewhere.
+    # A step of 1e-4 for eps = 1e-5 is the eps slip on the coarse case, and agrees with no mutant elsewhere: a
+    # mistake is named only where it gives the learner's outcome on every failing case, so none is.
+    if name is None:
+        assert "Likely mistake" not in out and "Possibly" not in out and "What differs:" in out, out
+        return
     assert named(out, name) or f"Possibly: {name}" in out, out
 
 
@@ -888,7 +894,7 @@ WRONG_BY_HAND = [
     (([[0, 0], [2, -4]], [-3, 2], [0, 2], [4, 2]), "dy taken as target - y, its sign flipped"),
     (([[0, 0], [0, -4]], [3, -2], [0, -2], [-4, -2]), "y used where dy belongs"),
     (([[-2, 4], [-1, 2]], [3, -2], [0, -2], [-4, -2]), "x used in place of h"),
-    (([[0, 0], [-2, 4]], [-1, -4], [0, -4], [8, 4]), "W2 not transposed in dh"),
+    (([[0, 0], [-2, 4]], [-1, -4], [0, -4], [-8, -4]), "W2 not transposed in dh"),
     (([[0, 0], [-2, 4]], [-1, 2], [0, 2], [4, 2]), "W2 left out: dh = dy"),
     (([[0, 0], [-2, 4]], [3, -2], [3, -2], [-1, -5]), "relu'(0) taken as 1 (the mask z >= 0), or the mask left out"),
     (([[0, 0], [-2, 4]], [3, -2], [0, -4], [-8, -4]), "multiplied by z (or h) instead of relu'(z)"),

@@ -17,10 +17,9 @@ import numpy as np
 from helpers import gradcheck
 from scipy import special
 
-from helpers.checks._core import (Case, Mistake, a_kind, check_function, close, close_float64, fmt, hidden_rng,
-                                  not_a_function, plural)
-from helpers.checks._core import Report, answer_of
-from helpers.checks._verdict import grader
+from helpers.checks._core import (Case, Mistake, Observed, Report, a_kind, answer_of, check_function, close,
+                                  close_float64, fmt, hidden_rng, not_a_function, plural, tiered, with_tiers)
+from helpers.checks._verdict import failed_attempts, grader
 from helpers.checks.lesson01 import CARRIED, _reveal_line
 from helpers.ffn import ffn, ffn_backward, gelu, gelu_grad, gelu_tanh_grad, silu_grad
 
@@ -67,6 +66,22 @@ def _as_float(value: Any) -> np.ndarray:
 # --------------------------------------------------------------------------------------------------------
 def _relu_backward(z, dh):
     return dh * (z > 0)
+
+
+# The lines of the exercises' answers: a first failure names what is wrong without them; a second failure in
+# the session may show the line (helpers.checks._core.tiered).
+CHAIN_RULE = ("z = x @ W1 + b1", "h = np.maximum(z, 0)", "dW2 = h.T @ dy", "db2 = dy.sum(axis=0)", "db2 = dy.sum(0)",
+              "dh = dy @ W2.T", "dz = dh * (z > 0)", "dW1 = x.T @ dz", "db1 = dz.sum(axis=0)", "db1 = dz.sum(0)",
+              "dx = dz @ W1.T")
+
+
+def _first_tier(text: str) -> str:
+    """A message of the ffn_backward or relu_backward check as a first failure may show it: without the
+    sentences that write out a line of the chain rule (those come after a second failure)."""
+    if failed_attempts("ffn_backward") >= 1 or failed_attempts("relu_backward") >= 1:
+        return text
+    first, later = tiered(text, CHAIN_RULE)
+    return first if later else text
 
 
 _RELU_MISTAKES = [
@@ -209,7 +224,7 @@ def _threshold_problem(dz, z, dh) -> str | None:
 def check_relu_backward(fn) -> bool:
     """Grade `relu_backward(z, dh)`: dz = dh * relu'(z), element-wise, with relu'(0) = 0."""
     return check_function(
-        "relu_backward", fn, _relu_cases(), _relu_backward, _relu_problem, _RELU_MISTAKES,
+        "relu_backward", fn, _relu_cases(), _relu_backward, _relu_problem, with_tiers(_RELU_MISTAKES, CHAIN_RULE),
         normalize=_as_float, hidden=_relu_hidden,
         compare=close_float64,
         fallback_hint="dz = dh where z > 0, and 0 where z <= 0 (z exactly 0 included).")
@@ -376,13 +391,13 @@ def _ffn_reference(x, W1, b1, W2, b2, dy):
 
 
 def _ffn_problem(value: Any, case: Case) -> str | None:
-    x, W1, W2 = case.args["x"], case.args["W1"], case.args["W2"]
+    x, W1 = case.args["x"], case.args["W1"]
     T, d = x.shape
     d_ff = W1.shape[1]
     shapes = dict(dx=(T, d), dW1=(d, d_ff), db1=(d_ff,), dW2=(d_ff, d), db2=(d,))
     order = "(dx, dW1, db1, dW2, db2)"
     if value is None:
-        return f"returned None. Did you forget the `return dx, dW1, db1, dW2, db2` at the end?"
+        return "returned None. Did you forget the `return dx, dW1, db1, dW2, db2` at the end?"
     if isinstance(value, np.ndarray) or not isinstance(value, (tuple, list)):
         return f"returned {a_kind(value)}; return the five gradients {order} as a tuple"
     if len(value) != 5:
@@ -463,10 +478,24 @@ def check_ffn_backward(fn) -> bool:
     returns (dx, dW1, db1, dW2, db2), each shaped like what it is the gradient of."""
     grads = _GradsReport()
     return check_function(
-        "ffn_backward", fn, _ffn_cases(), _ffn_reference, _ffn_problem, _FFN_MISTAKES,
+        "ffn_backward", fn, _ffn_cases(), _ffn_reference, lambda v, c: _tiered_problem(_ffn_problem(v, c)),
+        with_tiers(_FFN_MISTAKES, CHAIN_RULE),
         compare=grads.compare, normalize=_as_grads, describe=grads.describe, hidden=_ffn_hidden,
-        fallback_hint="go line by line up the forward pass: dW2 = h.T @ dy, db2 = dy.sum(0), dh = dy @ W2.T, "
-                      "dz = dh * (z > 0), dW1 = x.T @ dz, db1 = dz.sum(0), dx = dz @ W1.T.")
+        fallback_hint=("go up the forward pass one step at a time, starting from dy: a weight's gradient pairs "
+                       "what its layer read (transposed) with the gradient of what it wrote, and has the weight's "
+                       "shape; a bias's gradient is that gradient summed over the tokens; between the layers, "
+                       "ReLU lets gradient through only where z > 0. The lines above say which gradients are "
+                       "wrong: start with the first of them.",
+                       "go line by line up the forward pass: dW2 = h.T @ dy, db2 = dy.sum(0), dh = dy @ W2.T, "
+                       "dz = dh * (z > 0), dW1 = x.T @ dz, db1 = dz.sum(0), dx = dz @ W1.T."))
+
+
+def _tiered_problem(problem):
+    """A validation message as a first failure may show it (_first_tier), keeping its kind (Observed)."""
+    if problem is None:
+        return None
+    text = _first_tier(problem)
+    return type(problem)(text) if isinstance(problem, Observed) else text
 
 
 # --------------------------------------------------------------------------------------------------------
@@ -921,7 +950,9 @@ def _hand_slips(part, base):
         return [("W2 not transposed in dh: dy W2 instead of dy W2^T",
                  "dh_k pairs dy with row k of W2 (what unit k wrote): dh_k = sum_j dy_j W2[k][j].", dy @ HAND_W2),
                 ("dy taken as target - y, its sign flipped", "dy = y - t for L = ||y - t||² / 2.", -dy @ HAND_W2.T),
-                ("W2 left out: dh = dy", "The gradient reaches the hidden units through W2: dh = dy W2^T.", dy)]
+                ("W2 left out: dh = dy", "The gradient reaches the hidden units through W2: dh = dy W2^T.", dy),
+                ("y used where dy belongs", "The gradient needs dy = y - t, not the output y itself.",
+                 (h @ HAND_W2 + HAND_B2) @ HAND_W2.T)]
     dh = base["dh"]
     if part == "dz":
         return [("relu'(0) taken as 1 (the mask z >= 0), or the mask left out",
@@ -984,6 +1015,19 @@ def check_backward_by_hand(fn, reveal: bool = False) -> bool:
     base = {p: (got[p][0] if got[p][0] is not None else _HAND[p]) for p in _HAND}
     follows = {"dW2": _HAND["dW2"], "dh": _HAND["dh"], "dz": _hand_dz(base["dh"]), "dx": base["dz"] @ HAND_W1.T}
     copied = all(got[p][0] is not None and close_float64(got[p][0], _WORKED[p]) for p in _HAND)
+    # Parts wrong on their own: not right, and not what follows from the learner's own earlier part. One name is
+    # given only when it explains every one of them (a slip such as dy's sign runs through several parts);
+    # otherwise what differs is said, part by part, without a name.
+    own = [part for part, _, _ in _HAND_PARTS
+           if got[part][1] or not (close_float64(got[part][0], _HAND[part])
+                                   or (part in ("dz", "dx") and close_float64(got[part][0], follows[part])))]
+    explains = [set(name for name, _, wrong in _hand_slips(part, base)
+                    if got[part][1] is None and not close_float64(wrong, follows[part])
+                    and close_float64(got[part][0], wrong)) for part in own]
+    common = set.intersection(*explains) if explains else set()
+    typo = (len(own) == 1 and got[own[0]][1] is None
+            and close(got[own[0]][0], follows[own[0]], rtol=1e-5, atol=1e-5))
+    quiet = not copied and len(own) > 1 and not common
     failed, named = [], False
     for part, meaning, _ in _HAND_PARTS:
         mine, problem = got[part]
@@ -1001,21 +1045,26 @@ def check_backward_by_hand(fn, reveal: bool = False) -> bool:
             continue
         failed.append(part)
         report.failed(meaning, f"your {part} = {fmt(mine, 12)} is not right")
-        if named:
+        if named or quiet:
             continue
         named = True
         slip = next(((name, fix) for name, fix, wrong in _hand_slips(part, base)
-                     if not close_float64(wrong, follows[part]) and close_float64(mine, wrong)), None)
+                     if name in (common if len(own) > 1 else explains[own.index(part)])), None)
         if copied:
             report.line("Likely mistake: section 2's numbers copied. Those are lesson 01's token with the target "
                         "[-0.5, 3]; this exercise has its own token, weights and target.")
-        elif close(mine, follows[part], rtol=1e-5, atol=1e-5):
+        elif typo:
             report.line(f"Likely mistake: a typo or a tiny offset in {part}. It is within 1e-5 of the right "
                         "numbers but not equal to them; every number here is a whole number: write them exactly.")
         elif slip:
             report.line(f"Likely mistake: {slip[0]}. {slip[1]}")
         else:
             report.line(f"Possibly: a slip in {part}. {_HAND_FALLBACK[part]}")
+    if quiet:
+        report.line(f"What differs: {' and '.join(own)} are each wrong on their own (neither right nor what follows "
+                    "from your earlier part), so no one slip explains them: fix them one at a time, starting "
+                    f"with {own[0]}.")
+        report.tally.problem = f"{' and '.join(own)} each wrong on their own"
     if failed:
         answer = "dW2 = {}, dh = {}, dz = {}, dx = {}.".format(*(fmt(_HAND[p] + 0.0) for p in _HAND))
         _reveal_line(report, title, reveal, answer, "Find the first step where yours parts from it.")

@@ -1,4 +1,4 @@
-"""A real nbgrader round trip for every lesson in solutions/ (`make test-nbgrader`, in .venv-nbgrader).
+"""A real nbgrader round trip for every lesson in solutions/ (`make test-nbgrader`, in .venv-hub).
 
 For each lesson, in a course directory of its own laid out by tools/nbgrader_course.py (nbgrader_config.py,
 a sqlite gradebook), nbgrader's own commands run: `generate_assignment`, then `autograde` on three

@@ -10,7 +10,8 @@ import functools
 import numpy as np
 
 from helpers import gpt, lm
-from helpers.checks._core import Case, Mistake, array_problem, check_function, close, vector_problem
+from helpers.checks._core import (Case, Mistake, array_problem, check_function, close, close_float64,
+                                  vector_problem)
 from helpers.checks._verdict import grader, hidden_rng
 from helpers.ffn import gelu
 from helpers.lm_corpus import COUNTRIES, RELATIONS, TEMPLATES, prompt
@@ -294,11 +295,6 @@ def _update_only(W2, k, v_star, C):
     return np.outer(c_inv_k, residual) / (k @ c_inv_k)
 
 
-def _minus(W2, k, v_star, C):
-    W2, k, v_star, C, c_inv_k, residual = _parts(W2, k, v_star, C)
-    return W2 - np.outer(c_inv_k, residual) / (k @ c_inv_k)
-
-
 _UPDATE_MISTAKES = [
     Mistake("not scaled: the update is not divided by k^T C^-1 k",
             "Then k @ W2_new = k @ W2 + (k^T C^-1 k)(v* - k @ W2), not v*: divide the outer product by "
@@ -322,9 +318,6 @@ _UPDATE_MISTAKES = [
     Mistake("the change's sign reversed (k @ W2 - v*)",
             "The change k needs is v* - k @ W2 (target minus now), added to W2.",
             _update("C^-1 k", "-residual", "k C^-1 k")),
-    Mistake("the update subtracted from W2",
-            "Add the update: W2_new = W2 + (C^-1 k)(v* - k W2)^T / (k^T C^-1 k).",
-            _minus),
     Mistake("W2's orientation transposed: the update is (d, d_ff)",
             "W2 is (d_ff, d), one row per unit: the update is np.outer(C^-1 k, v* - k @ W2), rows along C^-1 k.",
             _transposed),
@@ -394,7 +387,6 @@ def check_rank_one_update(fn) -> bool:
     """Grade `rank_one_update(W2, k, v_star, C)`: W2 + (C^-1 k)(v* - k W2)^T / (k^T C^-1 k)."""
     return check_function(
         "rank_one_update", fn, _update_cases(), _reference_update, _update_problem, _UPDATE_MISTAKES,
-        compare=lambda got, expected: close(got, expected, rtol=1e-7, atol=1e-9),
-        normalize=lambda v: np.asarray(v, dtype=float), hidden=_update_hidden,
+        compare=close_float64, normalize=lambda v: np.asarray(v, dtype=float), hidden=_update_hidden,
         fallback_hint="for the first failing case, print k @ W2_new - v_star (it should be 0) and the rank of "
                       "W2_new - W2 (np.linalg.matrix_rank; it should be 1).")

@@ -118,7 +118,7 @@ def overlaps(model: lm.Model, ctx: Contexts, layer: int, n_contexts: int = 20, n
     """For every unit (d_ff,): how many of the n_values words its value promotes most are words that follow
     one of its n_contexts top contexts in the corpus: 0 when keys and values have nothing to do with each other."""
     h = gelu_tanh(ctx.z[layer])                                            # (n, d_ff)
-    tops = np.argsort(-h, axis=0, kind="stable")[:n_contexts].T            # (d_ff, n_contexts)
+    tops = np.argpartition(-h, n_contexts - 1, axis=0)[:n_contexts].T      # (d_ff, n_contexts), any order
     values = np.argsort(-_all_value_logits(model, layer), axis=1, kind="stable")[:, :n_values]   # (d_ff, n_values)
     return np.array([len(set(ctx.next[t].tolist()) & set(v.tolist())) for t, v in zip(tops, values)])
 

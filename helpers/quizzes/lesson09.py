@@ -24,7 +24,7 @@ QUIZ = Quiz("09", [
                                      "columns follow v* - k W2 (one per output coordinate).",
                    K[0] * R[1] / KK ** 0.5: "That divides by the length of k, sqrt(5); the scale is k^T C^-1 k "
                                             "= k . k = 5 itself, so that k W2' = v* exactly."},
-            slips=[Slip("A change of a weight from whole numbers divided by 5 has at most one decimal place here.",
+            slips=[Slip("Not a multiple of 0.2: the outer product's entry is a whole number, divided by 5.",
                         test=lambda v: abs(v * 5 - round(v * 5)) > 1e-9, shown="not a multiple of 0.2")],
             low="Too far below 0: the outer product's entry is 2 x (-10) = -20, and it is divided by k . k = 5.",
             high="Too large: coordinate 1 of the change is -10 and unit 0's entry of k is 2, so the entry moves "
@@ -32,14 +32,13 @@ QUIZ = Quiz("09", [
     Choice("last-token",
            "In the lesson's 2-layer model, an edit of layer 1's W2 with the key read at the subject's token "
            "(\"France\") changes nothing. Why?", [
-               Option("Nothing after layer 1's FFN mixes positions, so what it writes at the subject's token never "
-                      "reaches the last token, where the next word is predicted",
+               Option("No layer after it moves information between tokens",
                       "The final layer norm and the unembedding act on each token alone: only attention moves "
                       "information between tokens, and no attention comes after layer 1's FFN.", correct=True),
-               Option("The subject's token is not in the vocabulary",
+               Option("The subject's token is not in the model's vocabulary",
                       "Every country is one word of the vocabulary (the model completes them all); the edit fails "
                       "for a reason about positions, not words."),
-               Option("Layer 1's units do not fire at the subject's token",
+               Option("Layer 1's units never fire at the subject's token",
                       "Some do; but whatever they write there stays at that position. Where is the next word "
                       "predicted, and what could carry a change from one token to another?"),
                Option("ROME only works with the key at the last token",
@@ -49,11 +48,10 @@ QUIZ = Quiz("09", [
     Choice("random-half",
            "In the randomly initialised model about half of a layer's units fire (z > 0) at each context; in the "
            "trained one far fewer. Why about half at random?", [
-               Option("Random weights and zero biases give pre-activations spread evenly around 0, so each unit is "
-                      "as likely above 0 as below",
+               Option("Each z is as likely below 0 as above it",
                       "z = LN(x) W1 + b1 with W1 drawn symmetric around 0 and b1 = 0: each z is as likely positive "
                       "as negative, so about half the units fire for any input.", correct=True),
-               Option("GELU is zero for half of its inputs",
+               Option("GELU is exactly zero for half of its inputs",
                       "GELU is exactly zero only at z = 0 (lesson 04); below 0 it is small and negative. The count "
                       "is about the sign of z, and what decides that at random?"),
                Option("Layer norm forces half of the units to fire",
@@ -65,14 +63,13 @@ QUIZ = Quiz("09", [
     Choice("knockout",
            "Knocking out the 10 units that push \"Paris\" most makes the model stop saying Paris, and nearly every "
            "other fact stays right; 10 random units change nothing. What does this show?", [
-               Option("This fact is written by a handful of units acting together, most of which other facts do not "
-                      "need",
+               Option("A few units act together to write this fact",
                       "No single unit carries it (the first few removed leave Paris likely), yet a small set does; "
                       "and the facts that survive do not depend on that set.", correct=True),
                Option("Each fact has exactly one unit, as in lesson 06's hand-built memory",
                       "Then removing the single top unit would remove the fact; the printed probabilities fall "
                       "only after several units."),
-               Option("The other facts are stored in layer 0, not layer 1",
+               Option("The other facts are all stored in layer 0",
                       "The knock-out touched layer 1 only, and the other facts' completions did not need those "
                       "10 units; that says nothing about which layer stores them."),
                Option("Knocking out any 10 units removes some fact",

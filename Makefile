@@ -37,7 +37,7 @@ JOBS    ?= 1
 WORK    ?= work
 SLIDES  ?= slides
 
-.PHONY: FORCE help lab update reset progress test unit nbval notebooks solutions bench bench-grade lock lock-nbgrader clean \
+.PHONY: FORCE help lab update reset progress test unit nbval notebooks solutions bench bench-grade train-lm lock lock-nbgrader clean \
 	html slides grade grade-merge doctor test-browser test-a11y test-browsers test-nbgrader hub test-hub lock-hub
 help:
 	@echo "make lab        start JupyterLab on work/, your copy of the lessons (made from notebooks/ the first time;"
@@ -50,6 +50,8 @@ help:
 	@echo "make notebooks  regenerate changed notebooks/ from solutions/ (RERUN=1: all; FORCE=1 backs up edited ones)"
 	@echo "make solutions  re-execute solutions/ in place to refresh stored outputs"
 	@echo "make bench      time the reference FFNs against their bare matmuls (ratios, not part of make test)"
+	@echo "make train-lm   retrain lesson 09's language model from scratch into build/lm/ (a few minutes) and compare"
+	@echo "                it with the shipped one; REPLACE=1 replaces the shipped weights in helpers/data/"
 	@echo "make lock       re-resolve requirements.in into the pinned requirements.txt"
 	@echo "make html       build a static site into site/ (open site/index.html): each exercise's solution folded"
 	@echo "                behind a Show solution toggle; SOLUTIONS=0: the learner edition, no solutions, in site-learner/"
@@ -129,6 +131,10 @@ solutions: $(STAMP)
 
 bench: $(STAMP)
 	$(PY) benchmarks/ffn_bench.py
+
+# Lesson 09's model: trained into build/lm/ and compared with helpers/data/ (REPLACE=1 writes helpers/data/ instead).
+train-lm: $(STAMP)
+	$(PY) tools/train_lm.py $(if $(OUT),--out $(OUT),) $(if $(filter 1,$(REPLACE)),--replace,)
 
 LEARNERS ?= 40
 bench-grade: $(STAMP)

@@ -66,6 +66,12 @@ SLIPS = [
     ("08", "db2-sum", 3 + 2 - 1, "over the outputs"),
     ("08", "db2-sum", 5, "counts the tokens"),
     ("08", "db2-sum", -10, "The sign"),
+    ("09", "update-entry", 2 * -10, "before the division"),
+    ("09", "update-entry", 2 * 5 / 5, "entry [0, 0]"),
+    ("09", "update-entry", 4, "The sign"),
+    ("09", "update-entry", 0, "entry [1, 0]"),
+    ("09", "update-entry", round(-20 / 5 ** 0.5, 3), "length of k"),
+    ("09", "update-entry", -4.1, "multiple of 0.2"),
 ]
 
 

@@ -1,4 +1,4 @@
-"""A labelled bank of answers to every exercise of lessons 01-08, and the share of named mistakes that are right.
+"""A labelled bank of answers to every exercise of lessons 01-09, and the share of named mistakes that are right.
 
 Each wrong answer carries the mistake it makes: words that the check's "Likely mistake: ..." (or "Possibly:
 ...") line must contain, or None when it makes none of the mistakes the check knows (two slips at once, a
@@ -725,6 +725,168 @@ for values, label, style in [
     (([[1, 1], [1, 1]], [1, 1], [1, 1], [1, 1]), None, "made-up numbers"),
 ]:
     wrong("backward_by_hand", label, style)(lambda values=values: values)
+
+
+# ==========================================================================================================
+# 09 value_logits(W2, lnf_g, wte, unit), key_vector(model, prompts, layer), rank_one_update(W2, k, v_star, C)
+# ==========================================================================================================
+@right("value_logits", "NumPy, step by step")
+def value_steps(W2, lnf_g, wte, unit):
+    v = np.asarray(W2)[unit]
+    return wte @ ((v - v.mean()) * lnf_g)
+
+
+@right("value_logits", "matmul with the transpose")
+def value_matmul(W2, lnf_g, wte, unit):
+    return np.matmul((W2[unit] - np.mean(W2[unit])) * np.asarray(lnf_g), np.asarray(wte).T)
+
+
+@wrong("value_logits", "a column of W2", "transpose (a column, not a row)")
+def value_column(W2, lnf_g, wte, unit):
+    v = np.asarray(W2)[:, unit]
+    return wte @ ((v - v.mean()) * lnf_g)
+
+
+@wrong("value_logits", "layer norm left out", "classic slip (the raw row)")
+def value_raw(W2, lnf_g, wte, unit):
+    return W2[unit] @ wte.T
+
+
+@wrong("value_logits", "not centred", "classic slip")
+def value_uncentred(W2, lnf_g, wte, unit):
+    return (W2[unit] * lnf_g) @ wte.T
+
+
+@wrong("value_logits", "gain lnf_g left out", "classic slip")
+def value_no_gain(W2, lnf_g, wte, unit):
+    return (W2[unit] - W2[unit].mean()) @ wte.T
+
+
+@wrong("value_logits", "units counted from 1", "off-by-one")
+def value_off_by_one(W2, lnf_g, wte, unit):
+    v = W2[unit - 1]
+    return ((v - v.mean()) * lnf_g) @ wte.T
+
+
+@wrong("value_logits", "softmax", "probabilities for logits")
+def value_softmax(W2, lnf_g, wte, unit):
+    return softmax(((W2[unit] - W2[unit].mean()) * lnf_g) @ wte.T)
+
+
+@wrong("value_logits", None, "two mistakes combined (no centring, softmax)")
+def value_two_slips(W2, lnf_g, wte, unit):
+    return softmax((W2[unit] * lnf_g) @ wte.T)
+
+
+@wrong("value_logits", None, "float32 result")
+def value_float32(W2, lnf_g, wte, unit):
+    v = W2[unit].astype(np.float32)
+    return ((v - v.mean()) * lnf_g.astype(np.float32)) @ wte.T.astype(np.float32)
+
+
+@wrong("value_logits", None, "the top 10 words only, not every word's logit")
+def value_top_only(W2, lnf_g, wte, unit):
+    return np.sort(((W2[unit] - W2[unit].mean()) * lnf_g) @ wte.T)[-10:]
+
+
+@right("key_vector", "a loop over the prompts")
+def key_loop_bank(model, prompts, layer):
+    total = 0
+    for text in prompts:
+        total = total + model.hidden(model.encode(text), layer).h[-1]
+    return total / len(prompts)
+
+
+@right("key_vector", "stacked, then the mean")
+def key_stack_bank(model, prompts, layer):
+    return np.stack([model.hidden(model.encode(t), layer)[1][-1, :] for t in prompts]).mean(axis=0)
+
+
+@wrong("key_vector", "pre-activation z", "classic slip (z for h)")
+def key_z(model, prompts, layer):
+    return np.mean([model.hidden(model.encode(t), layer).z[-1] for t in prompts], axis=0)
+
+
+@wrong("key_vector", "first token", "wrong position")
+def key_first(model, prompts, layer):
+    return np.mean([model.hidden(model.encode(t), layer).h[0] for t in prompts], axis=0)
+
+
+@wrong("key_vector", "averaged over the prompt's tokens", "wrong position (every token)")
+def key_all_tokens(model, prompts, layer):
+    return np.mean([model.hidden(model.encode(t), layer).h.mean(axis=0) for t in prompts], axis=0)
+
+
+@wrong("key_vector", "first prompt's key alone", "partial answer (one prompt)")
+def key_first_prompt(model, prompts, layer):
+    return model.hidden(model.encode(prompts[0]), layer).h[-1]
+
+
+@wrong("key_vector", "summed over the prompts", "classic slip")
+def key_summed(model, prompts, layer):
+    return sum(model.hidden(model.encode(t), layer).h[-1] for t in prompts)
+
+
+@wrong("key_vector", None, "two mistakes combined (z, first token)")
+def key_z_first(model, prompts, layer):
+    return np.mean([model.hidden(model.encode(t), layer).z[0] for t in prompts], axis=0)
+
+
+@wrong("key_vector", None, "one key per prompt, not their mean")
+def key_each(model, prompts, layer):
+    return np.array([model.hidden(model.encode(t), layer).h[-1] for t in prompts])
+
+
+@right("rank_one_update", "np.linalg.solve")
+def update_solve_bank(W2, k, v_star, C):
+    u = np.linalg.solve(C, k)
+    return W2 + np.outer(u, v_star - k @ W2) / (k @ u)
+
+
+@right("rank_one_update", "the inverse, with [:, None] and [None, :]")
+def update_inv_bank(W2, k, v_star, C):
+    u = np.linalg.inv(C) @ k
+    return W2 + u[:, None] * (v_star - k @ W2)[None, :] / float(u @ k)
+
+
+@wrong("rank_one_update", "not scaled", "classic slip")
+def update_unscaled(W2, k, v_star, C):
+    return W2 + np.outer(np.linalg.solve(C, k), v_star - k @ W2)
+
+
+@wrong("rank_one_update", "C left out", "classic slip (plain least squares)")
+def update_no_c(W2, k, v_star, C):
+    return W2 + np.outer(k, v_star - k @ W2) / (k @ k)
+
+
+@wrong("rank_one_update", "sign reversed", "sign slip")
+def update_sign(W2, k, v_star, C):
+    u = np.linalg.solve(C, k)
+    return W2 + np.outer(u, k @ W2 - v_star) / (k @ u)
+
+
+@wrong("rank_one_update", "only the update returned", "partial answer")
+def update_delta_only(W2, k, v_star, C):
+    u = np.linalg.solve(C, k)
+    return np.outer(u, v_star - k @ W2) / (k @ u)
+
+
+@wrong("rank_one_update", None, "two mistakes combined (C left out, sign reversed)")
+def update_two_slips(W2, k, v_star, C):
+    return W2 + np.outer(k, k @ W2 - v_star) / (k @ k)
+
+
+@wrong("rank_one_update", None, "changed W2 in place, and returned it")
+def update_in_place_bank(W2, k, v_star, C):
+    u = np.linalg.solve(C, k)
+    W2 += np.outer(u, v_star - k @ W2) / (k @ u)
+    return W2
+
+
+@wrong("rank_one_update", None, "float32 result")
+def update_float32_bank(W2, k, v_star, C):
+    u = np.linalg.solve(C, k)
+    return (W2 + np.outer(u, v_star - k @ W2) / (k @ u)).astype(np.float32)
 
 
 # ==========================================================================================================

@@ -424,8 +424,11 @@ def tiered(text: str, formulas: Sequence[str]) -> tuple[str, str]:
     def bare(t):
         return re.sub(r"[\s`]", "", t)
     sentences = re.split(r"(?<=[.:;])\s+(?=[A-Z(`a-z])", text)
-    first = [t for t in sentences if not any(bare(f) in bare(t) for f in formulas)]
-    later = [t for t in sentences if any(bare(f) in bare(t) for f in formulas)]
+    held = [any(bare(f) in bare(t) for f in formulas) for t in sentences]
+    # A sentence that ends in ":" or ";" before one held back ends there, with a full stop.
+    first = [t[:-1] + "." if t[-1:] in ":;" and held[i + 1:i + 2] == [True] else t
+             for i, t in enumerate(sentences) if not held[i]]
+    later = [t for t, h in zip(sentences, held) if h]
     return " ".join(first), " ".join(later)
 
 
@@ -990,9 +993,10 @@ def in_place_message(names: Sequence[str], args: dict[str, Any]) -> str:
     shown = ", ".join(f"`{n}`" for n in names)
     first = names[0]
     if isinstance(args.get(first), np.ndarray):
-        how = (f"an assignment such as `y = {first}` makes a second name for the caller's array, and "
-               f"`{first}[...] = ...` or `{first} += ...` then writes into it: start from `{first}.copy()` or "
-               "compute a new array")
+        how = (f"an assignment such as `y = {first}` makes a second name for the caller's array, and a row or "
+               f"slice such as `y = {first}[0]` is a view into it; `y[...] = ...` or `y -= ...` then writes into "
+               f"{first}: start from a copy (`{first}.copy()`, `{first}[0].copy()`) or compute a new array "
+               "(`y = y - ...`)")
     else:
         how = f"`h = {first}` makes a second name for the same list, not a copy: `list({first})` copies it"
     return f"your function changed its input {shown} in place; leave the inputs as they are ({how})"

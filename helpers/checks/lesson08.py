@@ -419,7 +419,7 @@ def _ffn_problem(value: Any, case: Case) -> str | None:
                 (1, d_ff): "db1 was not summed over the tokens: db1 = dz.sum(axis=0), b1's shape (d_ff,)",
                 (T,): "summed over the hidden units (axis=1); sum over the tokens, axis=0",
                 (): "summed over everything; sum over the tokens only, axis=0"},
-        "dW2": {(d, d_ff): "That is dW2 transposed: dW2 = h.T @ dy has W2's shape (d_ff, d)",
+        "dW2": {(d, d_ff): "That is dW2 transposed; it has W2's shape (d_ff, d): dW2 = h.T @ dy",
                 (T, d): "That is dy's shape: dW2 = h.T @ dy sums over the tokens"},
         "db2": {(T, d): "db2 was not summed over the tokens: db2 = dy.sum(axis=0), b2's shape (d,)",
                 (1, d): "db2 was not summed over the tokens: db2 = dy.sum(axis=0), b2's shape (d,)",

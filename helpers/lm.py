@@ -26,8 +26,8 @@ from helpers.gpt import single_blas_thread
 from helpers.ffn import gelu_tanh
 from helpers.lm_corpus import FACTS, TEMPLATES, prompt, prompts, vocabulary, words
 
-__all__ = ["FACTS", "TEMPLATES", "Model", "Hidden", "load", "fact_predictions", "fact_accuracy", "knock_out",
-           "edit_fact", "gpt2_config", "to_gpt2_state_dict"]
+__all__ = ["FACTS", "TEMPLATES", "Model", "Hidden", "load", "manifest", "fact_predictions", "fact_accuracy",
+           "accuracy_by_template", "knock_out", "edit_fact", "covariance", "gpt2_config", "to_gpt2_state_dict"]
 
 DATA = Path(__file__).parent / "data"
 WEIGHTS = DATA / "lm_weights.npz"
@@ -135,6 +135,15 @@ def fact_predictions(model: Model, split: str = "train") -> list[tuple[str, tupl
 def fact_accuracy(model: Model, split: str = "train") -> float:
     """The share of (fact, template) pairs of the split whose greedy completion is the fact's object."""
     return float(np.mean([word == fact[2] for _, fact, word in fact_predictions(model, split)]))
+
+
+def accuracy_by_template(model: Model, split: str = "train") -> dict[str, float]:
+    """The share of facts completed right under each template of the split, by template."""
+    templates = [t for fact in FACTS for t in TEMPLATES[split][fact[1]]]   # in fact_predictions' order
+    right = {}
+    for template, (_, fact, word) in zip(templates, fact_predictions(model, split)):
+        right.setdefault(template, []).append(word == fact[2])
+    return {t: float(np.mean(r)) for t, r in right.items()}
 
 
 def knock_out(model: Model, layer: int, units) -> Model:

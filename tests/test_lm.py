@@ -109,6 +109,8 @@ def test_the_shipped_model_knows_its_facts_as_its_manifest_says(model, manifest)
         accuracy = lm.fact_accuracy(model, split)
         assert accuracy == pytest.approx(manifest["fact_accuracy"][split], abs=0.005), split   # a near tie at most
         assert accuracy >= goal, split
+        by_template = lm.accuracy_by_template(model, split)     # every template has the same number of facts
+        assert np.mean(list(by_template.values())) == pytest.approx(accuracy)
 
 
 def test_one_batch_of_prompts_gives_each_prompts_own_logits(model):

@@ -10,8 +10,8 @@
 
 The model and its training are in helpers.gpt and helpers.lm_train, the corpus in helpers.lm_corpus; the
 weights in helpers/data/lm_weights.npz are what `make train-lm` wrote (its manifest: lm_manifest.json).
-Where the model keeps a fact, and so where edit_fact writes by default, was measured by tools/lm_sweep.py:
-see EDIT_SWEEP below.
+Where the model keeps a fact, and so where edit_fact writes by default, was measured by tools/lm_sweep.py;
+docs/lm_notes.md has its findings (and every other figure of the shipped model) for the lesson.
 """
 from __future__ import annotations
 
@@ -155,11 +155,12 @@ def knock_out(model: Model, layer: int, units) -> Model:
 
 
 # ---------------------------------------------------------------- a rank-one edit of one fact
-# Measured by tools/lm_sweep.py on the shipped model (its output is in docs/lm_notes.md); each cell edits France's
-# capital to Rome, and then to each of the other facts' ... see EDIT_SWEEP.
+# Where: tools/lm_sweep.py edited 18 facts at each layer and key position (docs/lm_notes.md). With the key at the
+# prompt's last token every edit took at either layer; at the subject's token almost none did (none at the last
+# layer, whose FFN output at the subject reaches no later token). The last layer disturbed other facts least.
 EDIT_LAYER = -1             # the last layer ...
 EDIT_POSITION = "last"      # ... with the key at the prompt's last token
-STOP = 0.99
+STOP = 0.99                 # edit_value stops once every prompt gives the new object this probability
 
 
 def key_positions(model: Model, texts: list[str], subject: str, position: str) -> list[int]:
@@ -196,7 +197,7 @@ def edit_value(model: Model, texts: list[str], layer: int, positions: list[int],
                steps: int = 200, lr: float = 0.05, weight: float = 1e-3) -> np.ndarray:
     """delta (d,), the change of the layer's FFN output at the key positions that makes the model predict target
     after every text: minimises the mean -log p(target) + weight |delta|^2 by Adam (ROME's v*, simplified: no
-    KL term). Stops early once every text predicts target with probability above 0.9."""
+    KL term). Stops early once every text gives target a probability above STOP."""
     ids = _padded([model.encode(t) for t in texts])       # (B, T)
     rows = np.arange(len(texts))
     last = np.array([len(model.encode(t)) - 1 for t in texts])
@@ -235,7 +236,8 @@ def edit_fact(model: Model, subject: str, relation: str, new_object: str, layer:
       3. W2 += (C^-1 k) delta^T / (k^T C^-1 k), with C = E[h h^T] over the corpus (plus ridge times its mean
          diagonal, so that it inverts): rank one, k W2 moves by exactly delta, and a key h moves the output by
          (h^T C^-1 k / k^T C^-1 k) delta, little for keys unlike k in the directions the corpus uses.
-    layer (0-based, -1 the last) and position ("last" or "subject") choose where; see EDIT_SWEEP for which work.
+    layer (0-based, -1 the last) and position ("last" or "subject") choose where; see docs/lm_notes.md for which
+    work on this model.
     """
     layer = layer % model.config["n_layer"]
     if new_object not in model.index:

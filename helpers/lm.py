@@ -26,7 +26,7 @@ from helpers.gpt import single_blas_thread
 from helpers.ffn import gelu_tanh
 from helpers.lm_corpus import FACTS, TEMPLATES, prompt, prompts, vocabulary, words
 
-__all__ = ["FACTS", "TEMPLATES", "Model", "Hidden", "load", "manifest", "fact_predictions", "fact_accuracy",
+__all__ = ["FACTS", "TEMPLATES", "Model", "Hidden", "load", "random_model", "manifest", "fact_predictions", "fact_accuracy",
            "accuracy_by_template", "knock_out", "edit_fact", "covariance", "gpt2_config", "to_gpt2_state_dict"]
 
 DATA = Path(__file__).parent / "data"
@@ -72,10 +72,12 @@ class Model:
         return gpt.forward(self.params, ids, self.config)[0]
 
     def hidden(self, ids, layer: int) -> Hidden:
-        """The FFN's pre-activations and activations at a layer (0-based), (T, d_ff) each, for token ids."""
-        ids = self._checked(np.asarray(ids)[None, :])
-        f_in = gpt.forward(self.params, ids, self.config)[1]["ffn_in"][layer][0]   # (T, d) LN2(x)
-        z = f_in @ self.params[f"h{layer}.W1"] + self.params[f"h{layer}.b1"]      # (T, d_ff)
+        """The FFN's pre-activations and activations at a layer (0-based), (T, d_ff) each, for token ids (T,);
+        for a batch of token ids (B, T), (B, T, d_ff) each."""
+        ids = np.asarray(ids)
+        f_in = gpt.forward(self.params, self._checked(ids.reshape(-1, ids.shape[-1])), self.config)[1]["ffn_in"]
+        z = f_in[layer] @ self.params[f"h{layer}.W1"] + self.params[f"h{layer}.b1"]   # (B, T, d_ff)
+        z = z.reshape(ids.shape + z.shape[-1:])                                     # (T, d_ff) for ids (T,)
         return Hidden(z, gelu_tanh(z))
 
     def top(self, prompt: str, k: int = 5) -> list[tuple[str, float]]:
@@ -104,6 +106,14 @@ def load(path: str | Path = WEIGHTS) -> Model:
     with np.load(path) as data:
         params = {name: data[name] for name in data.files if name != "config"}
         config = json.loads(str(data["config"]))
+    return Model(params, config, vocabulary())
+
+
+def random_model(seed: int = 0) -> Model:
+    """A model of the shipped model's shape with GPT-2's random initialisation (helpers.gpt.init_params), float32:
+    what the trained model's FFN is to be compared with."""
+    config = load().config
+    params = gpt.init_params(config, np.random.default_rng(seed), dtype=np.float32)
     return Model(params, config, vocabulary())
 
 
@@ -179,8 +189,7 @@ def covariance(model: Model, layer: int, n_windows: int = 512, seed: int = 0) ->
     from helpers.lm_train import batch, token_stream   # the corpus as training sees it
     stream, starts = token_stream(seed)
     ids, _ = batch(stream, starts, np.random.default_rng(seed), n_windows, model.config["n_ctx"])
-    f_in = gpt.forward(model.params, ids, model.config)[1]["ffn_in"][layer]        # (B, T, d)
-    h = gelu_tanh(f_in @ model.params[f"h{layer}.W1"] + model.params[f"h{layer}.b1"]).reshape(-1, model.config["d_ff"])
+    h = model.hidden(ids, layer).h.reshape(-1, model.config["d_ff"])               # (B T, d_ff)
     return (h.T.astype(np.float64) @ h) / len(h)           # (d_ff, d_ff)
 
 

@@ -102,6 +102,16 @@ def test_the_shipped_weights_are_small_float32_and_load(model, manifest):
     z, h = model.hidden(ids, layer=1)
     assert z.shape == h.shape == (len(ids), model.config["d_ff"])
     np.testing.assert_array_equal(h, gelu_tanh(z))
+    batch = model.hidden(np.array([ids, ids]), layer=1)     # a batch (B, T): each row as on its own
+    assert batch.h.shape == (2, len(ids), model.config["d_ff"])
+    np.testing.assert_allclose(batch.h[1], h, rtol=1e-5, atol=1e-6)
+
+
+def test_a_random_model_has_the_shape_and_not_the_knowledge(model):
+    random = lm.random_model(seed=1)
+    assert {k: v.shape for k, v in random.params.items()} == {k: v.shape for k, v in model.params.items()}
+    assert all(v.dtype == np.float32 for v in random.params.values())
+    assert lm.fact_accuracy(random, "train") < 0.1
 
 
 def test_the_shipped_model_knows_its_facts_as_its_manifest_says(model, manifest):

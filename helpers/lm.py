@@ -66,11 +66,13 @@ class Model:
         """Next-token logits (T, vocab) after each of the T <= n_ctx tokens of ids."""
         return self.batch_logits(np.asarray(ids)[None, :])[0]
 
+    @single_blas_thread
     def batch_logits(self, ids: np.ndarray) -> np.ndarray:
         """Logits (B, T, vocab) for a batch of token ids (B, T)."""
         ids = self._checked(ids)
         return gpt.forward(self.params, ids, self.config)[0]
 
+    @single_blas_thread
     def hidden(self, ids, layer: int) -> Hidden:
         """The FFN's pre-activations and activations at a layer (0-based), (T, d_ff) each, for token ids (T,);
         for a batch of token ids (B, T), (B, T, d_ff) each."""

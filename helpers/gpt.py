@@ -20,7 +20,6 @@ import functools
 import math
 
 import numpy as np
-from threadpoolctl import ThreadpoolController
 
 from helpers.ffn import ffn, ffn_backward, gelu_tanh
 
@@ -40,6 +39,7 @@ def single_blas_thread(fn):
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
         if not _BLAS:
+            from threadpoolctl import ThreadpoolController   # not at import (helpers/__init__.py)
             _BLAS.append(ThreadpoolController())
         with _BLAS[0].limit(limits=1, user_api="blas"):
             return fn(*args, **kwargs)

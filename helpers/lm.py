@@ -27,7 +27,7 @@ from helpers.ffn import gelu_tanh
 from helpers.lm_corpus import FACTS, TEMPLATES, prompt, prompts, vocabulary, words
 
 __all__ = ["FACTS", "TEMPLATES", "Model", "Hidden", "load", "random_model", "manifest", "fact_predictions", "fact_accuracy",
-           "accuracy_by_template", "knock_out", "edit_fact", "covariance", "gpt2_config", "to_gpt2_state_dict"]
+           "accuracy_by_template", "knock_out", "edit_fact", "corpus_windows", "covariance", "gpt2_config", "to_gpt2_state_dict"]
 
 DATA = Path(__file__).parent / "data"
 WEIGHTS = DATA / "lm_weights.npz"
@@ -184,13 +184,19 @@ def key_positions(model: Model, texts: list[str], subject: str, position: str) -
     raise ValueError(f"position must be 'last' or 'subject', got {position!r}")
 
 
+def corpus_windows(n_windows: int = 512, seed: int = 0, n_ctx: int = 16) -> np.ndarray:
+    """Token ids (n_windows, n_ctx): windows of the training corpus, each starting at a sentence, drawn with the
+    seed as training draws its batches. For reading units' keys (the contexts where a unit fires most)."""
+    from helpers.lm_train import batch, token_stream   # the corpus as training sees it
+    stream, starts = token_stream(seed)
+    return batch(stream, starts, np.random.default_rng(seed), n_windows, n_ctx)[0]
+
+
 @single_blas_thread
 def covariance(model: Model, layer: int, n_windows: int = 512, seed: int = 0) -> np.ndarray:
     """E[h h^T] (d_ff, d_ff), the second moment of a layer's FFN activations over the training corpus (ROME's C),
-    from n_windows windows of the corpus drawn with the seed."""
-    from helpers.lm_train import batch, token_stream   # the corpus as training sees it
-    stream, starts = token_stream(seed)
-    ids, _ = batch(stream, starts, np.random.default_rng(seed), n_windows, model.config["n_ctx"])
+    from n_windows windows of the corpus (corpus_windows)."""
+    ids = corpus_windows(n_windows, seed, model.config["n_ctx"])                   # (B, T)
     h = model.hidden(ids, layer).h.reshape(-1, model.config["d_ff"])               # (B T, d_ff)
     return (h.T.astype(np.float64) @ h) / len(h)           # (d_ff, d_ff)
 

@@ -45,6 +45,15 @@ def test_no_heldout_sentence_is_in_the_training_corpus():
     assert set(lm_corpus.fact_sentences("train")) <= corpus
 
 
+def test_corpus_windows_are_sentences_of_the_training_corpus(model):
+    ids = lm.corpus_windows(8, seed=0)
+    assert ids.shape == (8, model.config["n_ctx"])
+    sentences = set(lm_corpus.corpus_sentences(0))
+    for row in ids:
+        first = model.decode(row).split(" . ")[0] + " ."
+        assert first in sentences                           # each window starts at a sentence
+
+
 def test_the_corpus_is_the_same_for_the_same_seed_only():
     assert lm_corpus.corpus_sentences(0) == lm_corpus.corpus_sentences(0)
     assert lm_corpus.corpus_sentences(0) != lm_corpus.corpus_sentences(1)

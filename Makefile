@@ -6,6 +6,11 @@ PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
+# What .venv is built from. Compared by content, not by time (tools/install_stamp.py): after unpacking a newer
+# zip over the folder every file is newer, but .venv is rebuilt only if one of these changed, so make works
+# offline whenever the pins did not change.
+INSTALL_INPUTS := requirements.txt pyproject.toml tools/check_python.py tools/ipython_kernel_config.py
+INPUTS := $(VENV)/.inputs
 # JupyterLab refuses to run as root unless told; CI and containers run as root.
 ALLOW_ROOT := $(if $(filter 0,$(shell id -u)),--allow-root,)
 # Tests of their own targets (a browser, nbgrader's environment): make test leaves them out.
@@ -13,12 +18,10 @@ NOT_IN_TEST := --ignore=tests/test_browser.py --ignore=tests/test_axe.py --ignor
 	--ignore=tests/test_nbgrader_roundtrip.py --ignore=tests/test_forgeries.py --ignore=tests/test_hub.py
 PYTEST_NB := --nbval --nbval-current-env --nbval-sanitize-with tests/sanitize.cfg -n 2 --dist loadfile
 BROWSER_STAMP := $(VENV)/.browser-installed
-# `make test-nbgrader` has an environment of its own: the course's pinned set plus nbgrader's.
-NBG_VENV  := .venv-nbgrader
-NBG_PY    := $(NBG_VENV)/bin/python
-NBG_STAMP := $(NBG_VENV)/.installed
-# `make hub` / `make test-hub`: a real JupyterHub in .venv-hub (the course's pins, nbgrader's and jupyterhub's),
-# behind configurable-http-proxy from npm, installed at the versions locked in hub/proxy/ into build/hub-proxy/.
+# The class's environment, .venv-hub: the course's pinned set plus nbgrader's and jupyterhub's. `make hub` and
+# `make test-hub` run a real JupyterHub in it, behind configurable-http-proxy from npm (installed at the versions
+# locked in hub/proxy/ into build/hub-proxy/); `make test-nbgrader` runs nbgrader's round trip in it too, so
+# that CI builds one environment for both.
 HUB_VENV  := .venv-hub
 HUB_PY    := $(HUB_VENV)/bin/python
 HUB_STAMP := $(HUB_VENV)/.installed
@@ -34,8 +37,8 @@ JOBS    ?= 1
 WORK    ?= work
 SLIDES  ?= slides
 
-.PHONY: help lab update reset progress test unit nbval notebooks solutions bench bench-grade train-lm lock lock-nbgrader clean \
-	html slides grade grade-merge doctor test-browser test-a11y test-nbgrader hub test-hub lock-hub
+.PHONY: FORCE help lab update reset progress test unit nbval notebooks solutions bench bench-grade train-lm lock lock-nbgrader clean \
+	html slides grade grade-merge doctor test-browser test-a11y test-browsers test-nbgrader hub test-hub lock-hub
 help:
 	@echo "make lab        start JupyterLab on work/, your copy of the lessons (made from notebooks/ the first time;"
 	@echo "                sets up .venv the first time too)"
@@ -66,7 +69,8 @@ help:
 	@echo "make test-browser  run every learner notebook in JupyterLab in headless Chromium (needs chromium)"
 	@echo "make test-a11y  axe-core on every page of both site editions, light and dark, and on every slide of the"
 	@echo "                decks, which it also drives from the keyboard (needs chromium and npm)"
-	@echo "make test-nbgrader  a real nbgrader round trip for every lesson, in .venv-nbgrader"
+	@echo "make test-browsers  test-browser and test-a11y in one run, two Chromiums at a time (what CI runs)"
+	@echo "make test-nbgrader  a real nbgrader round trip for every lesson, in .venv-hub"
 	@echo "make lock-nbgrader  re-resolve requirements-nbgrader.in into requirements-nbgrader.txt (after make lock)"
 	@echo "make hub        a demo JupyterHub on 127.0.0.1 with nbgrader: an instructor and demo students (STUDENTS=file"
 	@echo "                for a class list); prints the URL, the accounts and the demo password (docs/hub.md)"
@@ -75,10 +79,17 @@ help:
 	@echo "Teaching a class: docs/teaching.md (lessons 01-04 as one session, 05-08 as follow-ups), with make slides,"
 	@echo "                make grade and make reset"
 
-$(STAMP): requirements.txt pyproject.toml tools/check_python.py tools/ipython_kernel_config.py
+# Runs every time (under make -n too: the +); rewrites $(INPUTS) only when the inputs' contents changed, and only
+# then is $(STAMP) older than it.
+$(INPUTS): FORCE
+	+@$(PYTHON) tools/install_stamp.py $(INPUTS) $(INSTALL_INPUTS)
+
+$(STAMP): $(INPUTS)
 	@$(PYTHON) tools/check_python.py
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements.txt
+	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements.txt || { echo "Could not install" \
+		"the packages pinned in requirements.txt into $(VENV) (it changed since $(VENV) was built, so they are" \
+		"downloaded: is there a network?). Your work/ is untouched; run the command again when online."; exit 1; }
 	$(PY) -m pip install --quiet --disable-pip-version-check --no-deps -e .
 	@mkdir -p $(VENV)/etc/ipython && cp tools/ipython_kernel_config.py $(VENV)/etc/ipython/
 	@touch $(STAMP)
@@ -174,29 +185,24 @@ test-browser: $(STAMP) $(BROWSER_STAMP)
 test-a11y: $(STAMP) $(BROWSER_STAMP)
 	FFN_BROWSER_TEST=1 timeout -k 30 1800 $(PY) -m pytest tests/test_axe.py tests/test_slides_browser.py -v -rs
 
-# nbgrader 0.9.6 and what it needs beyond requirements.txt, pinned; the helpers package so the lessons run.
-$(NBG_STAMP): requirements.txt requirements-nbgrader.txt pyproject.toml tools/check_python.py \
-		tools/ipython_kernel_config.py
-	@$(PYTHON) tools/check_python.py
-	@test -x $(NBG_PY) || $(PYTHON) -m venv $(NBG_VENV)
-	$(NBG_PY) -m pip install --quiet --disable-pip-version-check -r requirements.txt -r requirements-nbgrader.txt
-	$(NBG_PY) -m pip install --quiet --disable-pip-version-check --no-deps -e .
-	@mkdir -p $(NBG_VENV)/etc/ipython && cp tools/ipython_kernel_config.py $(NBG_VENV)/etc/ipython/
-	@touch $(NBG_STAMP)
+# Both of the above in one run, a test file per Chromium, two at a time (what CI runs).
+test-browsers: $(STAMP) $(BROWSER_STAMP)
+	FFN_BROWSER_TEST=1 timeout -k 30 1800 $(PY) -m pytest tests/test_browser.py tests/test_axe.py \
+		tests/test_slides_browser.py -v -rs -n 2 --dist loadfile
 
-test-nbgrader: $(NBG_STAMP)
-	FFN_NBGRADER_TEST=1 timeout -k 30 1800 $(NBG_PY) -m pytest tests/test_nbgrader.py \
+test-nbgrader: $(HUB_STAMP)
+	FFN_NBGRADER_TEST=1 timeout -k 30 1800 $(HUB_PY) -m pytest tests/test_nbgrader.py \
 		tests/test_nbgrader_roundtrip.py tests/test_forgeries.py -v -rs -n 2 --dist loadgroup
 
 lock-nbgrader:
 	$(PYTHON) -m venv --clear build/lock-nbgrader
 	build/lock-nbgrader/bin/pip install --quiet -r requirements.txt -r requirements-nbgrader.in
-	{ echo "# What .venv-nbgrader needs beyond requirements.txt, generated from requirements-nbgrader.in by"; \
+	{ echo "# What nbgrader needs beyond requirements.txt, generated from requirements-nbgrader.in by"; \
 	  echo "# \`make lock-nbgrader\` (Python 3.11, Linux). Do not edit by hand."; \
 	  build/lock-nbgrader/bin/pip freeze --all --exclude-editable | grep -v -i -x -F -f requirements.txt \
 	  | grep -v -i -E '^(pip|wheel)=='; } > requirements-nbgrader.txt
 
-# The hub's environment: what .venv-nbgrader has, plus jupyterhub (requirements-hub.txt).
+# The class's environment: requirements.txt, nbgrader's pins and jupyterhub's (requirements-hub.txt).
 $(HUB_STAMP): requirements.txt requirements-nbgrader.txt requirements-hub.txt pyproject.toml tools/check_python.py \
 		tools/ipython_kernel_config.py
 	@$(PYTHON) tools/check_python.py
@@ -235,5 +241,7 @@ lock-hub:
 	  build/lock-hub/bin/pip freeze --all --exclude-editable | grep -v -i -x -F -f requirements.txt \
 	  | grep -v -i -x -F -f requirements-nbgrader.txt | grep -v -i -E '^(pip|wheel)=='; } > requirements-hub.txt
 
+FORCE:
+
 clean:
-	rm -rf $(VENV) $(NBG_VENV) $(HUB_VENV) build site site-learner slides screenshots
+	rm -rf $(VENV) .venv-nbgrader $(HUB_VENV) build site site-learner slides screenshots

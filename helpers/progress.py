@@ -10,13 +10,14 @@ work/.progress.jsonl:
 Nothing is recorded anywhere else: not in notebooks/ or solutions/, not under pytest or nbval, not while an
 instructor grades (nbgrader, `make grade`). Recording is a convenience, so it never raises and never waits:
 a read-only folder, a corrupt line or two kernels writing at once cost at most that one line (each record
-is a single append of one short line, which POSIX keeps whole).
+is a single append of one short line, which POSIX keeps whole), and a record that could not be written is
+said in a line under the check or the quiz answer. The recording half is helpers.progress_log.
 
 Where the learner stands:
 
     make progress                         # every lesson: each exercise and question, its latest verdict
-    from helpers.progress import show
-    show("02")                            # the same for one lesson, in a notebook cell (a recap's last cell)
+    from helpers import progress
+    progress.show("02")                   # the same for one lesson, in a notebook cell (a recap's last cell)
 
 The lessons and their exercises come from the check calls in solutions/, the questions from helpers.quizzes.
 Outside a workspace (notebooks/, solutions/, under nbval) `show` prints one fixed line, so the stored outputs
@@ -26,18 +27,16 @@ under any Python 3.
 from __future__ import annotations
 
 import json
-import os
 import re
-import stat
 import sys
-import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-MARKER = ".ffn-workspace"        # the file that makes a folder a learner's workspace
-LOG = ".progress.jsonl"          # one JSON object per line, appended
-KINDS = ("check", "quiz")
+# The recording half lives in helpers.progress_log (helpers.quiz imports it, and this module imports the quizzes).
+from helpers.progress_log import (KINDS, LOG, MARKER, SKIPPED, append, not_recorded, read_log,  # noqa: F401
+                                  record, recording_allowed, workspace, writable)
+
 ROOT = Path(__file__).resolve().parent.parent     # the course checkout (helpers is installed editable)
 
 # What a verdict is called in the table (helpers.checks._verdict's statuses; a quiz answer is pass or fail).
@@ -53,81 +52,64 @@ CHECK_CALL = re.compile(r"^\s*(check_\w+)\(", re.MULTILINE)
 EXERCISE_HEADING = re.compile(r"^#+\s*(Exercise\b.*)$", re.MULTILINE)
 
 
-def workspace(start: Path | str | None = None) -> Path | None:
-    """The workspace folder holding `start` (default: the working folder), or None outside any workspace."""
-    here = Path(start) if start is not None else Path.cwd()
-    for folder in (here, *here.parents):
-        if (folder / MARKER).is_file():
-            return folder
+def record_check(verdict: Any, start: Path | str | None = None) -> bool:
+    """Record a check's Verdict (helpers.checks._verdict.Verdict); True if it was written. A record that could
+    not be written is said in one line under the check's report (never raised)."""
+    note = not_recorded(append("check", verdict.lesson, verdict.exercise, verdict.status, verdict.mistake, start))
+    if note:
+        print(note)
+    return not note
+
+
+# ----------------------------------------------------------------------------------------------------------
+# The workspace's notebooks: one Jupyter cannot open, and the copies make update and make reset keep
+# ----------------------------------------------------------------------------------------------------------
+BACKUPS = ".backups"             # work/.backups/<date-time>/: make update and make reset copy a file there first
+
+
+def read_notebook_json(path: Path, content: bytes | None = None) -> tuple[dict | None, str]:
+    """The notebook as JSON (read from `path`, or given as `content`), or None and what is wrong with it."""
+    try:
+        data = json.loads((path.read_bytes() if content is None else content).decode("utf-8"))
+    except OSError as error:
+        return None, f"it cannot be read ({error.strerror or error})"
+    except (UnicodeDecodeError, ValueError) as error:
+        return None, f"it is not valid JSON ({error})"
+    if not isinstance(data, dict) or not isinstance(data.get("cells"), list):
+        return None, "it is JSON but not a notebook (no list of cells)"
+    return data, ""
+
+
+def latest_backup(work: Path, name: str) -> Path | None:
+    """The most recent copy of `name` in work/.backups/ that Jupyter can open, or None."""
+    # Folders are named by date and time (20261130-140211, then 20261130-140211-2 within the same second).
+    def stamp(path: Path) -> tuple[list[str], int]:
+        parts = path.parent.name.split("-")
+        return parts[:2], int(parts[2]) if len(parts) > 2 and parts[2].isdigit() else 1
+    for path in sorted(Path(work, BACKUPS).glob(f"*/{name}"), key=stamp, reverse=True):
+        if read_notebook_json(path)[0] is not None:
+            return path
     return None
 
 
-def recording_allowed() -> bool:
-    """False under tests and while an instructor's tool grades: only a learner's own runs are progress."""
-    env = os.environ
-    return not (env.get("PYTEST_CURRENT_TEST") or env.get("NBGRADER_EXECUTION") or env.get("FFN_GRADING")
-                or env.get("FFN_NO_PROGRESS"))
+def restore_advice(work: Path, name: str) -> str:
+    """How to get a lesson Jupyter cannot open back: the latest good copy in work/.backups/, if any."""
+    backup = latest_backup(work, name)
+    aside = f"or move it aside (rename it to {name}.broken) and run `make update` for a fresh copy"
+    if backup is not None:
+        return (f"the latest copy that make update or make reset kept is {backup}: copy it over {work / name} "
+                f"(or open it in JupyterLab and take what you need), {aside}")
+    return f"{work / BACKUPS}/ holds no copy of it (make update and make reset keep one there first); {aside}"
 
 
-def record(kind: str, lesson: str, item: str, verdict: str, mistake: str = "",
-           start: Path | str | None = None) -> bool:
-    """Append one record to the workspace's log; True if it was written. Never raises, never waits."""
-    try:
-        if kind not in KINDS or not recording_allowed():
-            return False
-        folder = workspace(start)
-        if folder is None:
-            return False
-        line = json.dumps({"time": time.strftime("%Y-%m-%dT%H:%M:%S"), "kind": kind, "lesson": str(lesson),
-                           "item": str(item), "verdict": str(verdict), "mistake": str(mistake)[:300]},
-                          ensure_ascii=False) + "\n"
-        # O_NONBLOCK: a FIFO (or anything else that would wait for a reader) in the log's place fails at once.
-        fd = os.open(folder / LOG, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_NONBLOCK, 0o644)
-        try:
-            info = os.fstat(fd)
-            if not stat.S_ISREG(info.st_mode):  # a FIFO or a device in the log's place: not a log
-                return False
-            size = info.st_size
-            if size and os.pread(fd, 1, size - 1) != b"\n":
-                line = "\n" + line               # a line cut short (a killed kernel): start a fresh one
-            os.write(fd, line.encode("utf-8"))   # one write of one short line: appended whole
-        finally:
-            os.close(fd)
-        return True
-    except Exception:
-        return False
-
-
-def record_check(verdict: Any, start: Path | str | None = None) -> bool:
-    """Record a check's Verdict (helpers.checks._verdict.Verdict)."""
-    return record("check", verdict.lesson, verdict.exercise, verdict.status, verdict.mistake, start)
-
-
-def read_log(folder: Path | str) -> tuple[list[dict[str, str]], int, str]:
-    """(well-formed records oldest first, how many lines were skipped as corrupt, a problem reading the file:
-    "" when it was read or does not exist yet)."""
-    path = Path(folder) / LOG
-    try:
-        text = path.read_text(encoding="utf-8", errors="replace")
-    except FileNotFoundError:
-        return [], 0, ""
-    except OSError as error:
-        return [], 0, f"{path} cannot be read ({error.strerror or error})"
-    found, skipped = [], 0
-    for line in text.splitlines():
-        if not line.strip():
-            continue
-        try:
-            entry = json.loads(line)
-        except ValueError:
-            skipped += 1
-            continue
-        if isinstance(entry, dict) and entry.get("kind") in KINDS and {"lesson", "item", "verdict"} <= entry.keys():
-            found.append({key: str(entry.get(key, "")) for key in ("time", "kind", "lesson", "item", "verdict",
-                                                                     "mistake")})
-        else:
-            skipped += 1
-    return found, skipped, ""
+def broken_notebooks(work: Path) -> dict[str, str]:
+    """Each notebook in the workspace that Jupyter cannot open -> what is wrong with it."""
+    found = {}
+    for path in sorted(Path(work).glob("*.ipynb")):
+        nb, problem = read_notebook_json(path)
+        if nb is None:
+            found[path.name] = problem
+    return found
 
 
 def entries(folder: Path | str | None = None) -> list[dict[str, str]]:
@@ -366,9 +348,25 @@ def main(argv: list[str] | None = None) -> int:
     try:
         print(f"Your progress in {args.work}:")
         print(report(args.work, lesson_number(args.lesson)))
+        for line in workspace_warnings(args.work):
+            print(line)
     except BrokenPipeError:          # `make progress | head`: the reader has seen enough
         sys.stderr.close()
     return 0
+
+
+def workspace_warnings(work: Path) -> list[str]:
+    """What in the workspace needs the learner's attention: a progress file that cannot be written (checks
+    and answers are not being saved), a lesson Jupyter cannot open."""
+    lines = []
+    problem = writable(work)
+    if problem:
+        lines.append(f"Your checks and quiz answers are not being saved: {problem}. `make doctor` says how to fix "
+                     "it.")
+    for name, problem in broken_notebooks(work).items():
+        lines.append(f"{work / name} cannot be opened: {problem}. Your progress above is kept (it is in {LOG}, "
+                     f"not in the notebook). To get the lesson back: {restore_advice(work, name)}.")
+    return lines
 
 
 if __name__ == "__main__":

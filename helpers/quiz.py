@@ -13,7 +13,9 @@ Three kinds of question:
   misconception behind it; for the right one, why it is right).
 - Choice(..., several=True): choose every option that applies (one or more are correct); the learner is told
   about each wrong pick and each correct option left out.
-- Numeric: a number within a tolerance; common wrong values get their own feedback, others a nudge up or down.
+- Numeric: a number within a tolerance (or to a number of decimal places); a known slip (a value worked out
+  from the question's quantities, or a test) gets its own feedback, an answer right to fewer places than
+  asked is told so, and any other number which way it is off and why.
 
 Wherever the quiz is shown it says the same questions: JupyterLab gets a widget (choose, Check, read the
 feedback, try again), any other kernel the text, and an HTML page (`make html`) the questions with answers
@@ -27,9 +29,10 @@ import importlib
 import math
 import re
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from decimal import Decimal, InvalidOperation
+from typing import Any, Callable, Sequence
 
-from helpers import progress
+from helpers import progress_log
 
 LETTERS = "ABCDEFGH"
 
@@ -143,7 +146,72 @@ def plural_letters(n: int) -> str:
 
 
 @dataclass(frozen=True)
+class Slip:
+    """A known wrong answer to a numeric question and what it is: the slip, never the answer.
+
+    Either the `value` the slip gives, worked out from the question's quantities (matched within the question's
+    tolerance, and a non-whole value also when the learner rounded it to the digits they gave), or a `test` that
+    recognises a family of answers ("not a multiple of 256"), with `shown` naming it on the site. `says` is the
+    feedback, or a function of the learner's number that returns it."""
+    says: str | Callable[[float], str]
+    value: float | None = None
+    test: Callable[[float], bool] | None = None
+    shown: str = ""
+
+    def __post_init__(self):
+        if (self.value is None) == (self.test is None):
+            raise ValueError(f"a slip needs a value or a test, not both: {self.says!r}")
+        if self.test is not None and not self.shown.strip():
+            raise ValueError(f"a slip found by a test needs `shown`, what the site calls it: {self.says!r}")
+        if isinstance(self.says, str) and not self.says.strip():
+            raise ValueError(f"the slip {self.value if self.test is None else self.shown!r} has no feedback")
+
+    def text(self, value: float) -> str:
+        return self.says(value) if callable(self.says) else self.says
+
+    def label(self) -> str:
+        return _number(self.value) if self.test is None else self.shown
+
+
+def _number(value: float) -> str:
+    """A number for the site: whole numbers with all their digits, others to four decimal places at most."""
+    return f"{value:,.0f}" if float(value).is_integer() else f"{value:,.4f}".rstrip("0").rstrip(".")
+
+
+def decimals(answer: Any) -> int:
+    """How many decimal places the learner wrote: "0.880" has 3, 0.88 and "8.8e-1" have 2, 4722432 has 0."""
+    text = re.sub(r"[\s,_]", "", answer) if isinstance(answer, str) else repr(float(answer))
+    try:
+        exponent = Decimal(text).normalize().as_tuple().exponent if not isinstance(answer, str) else \
+            Decimal(text).as_tuple().exponent
+    except (InvalidOperation, ValueError):
+        return 0
+    return max(0, -exponent) if isinstance(exponent, int) else 0
+
+
+def _rounded_to_fewer_digits(value: float, target: float, given: int) -> bool:
+    """Whether `value`, written with `given` decimal places, is `target` rounded (or cut off) to those places,
+    when `target` needs more and the rounding still keeps two significant figures."""
+    if target == round(target, given):
+        return False
+    unit = 10.0 ** -given
+    return abs(value - target) <= unit * (1 + 1e-9) and 0.5 * unit <= 0.05 * abs(target)
+
+
+def _cut_off(value: float, target: float, given: int) -> bool:
+    """Whether `value` is `target` with its digits after the `given`-th decimal place dropped (truncated)."""
+    scale = 10 ** given
+    return math.isclose(value, math.trunc(target * scale) / scale, rel_tol=0, abs_tol=0.01 / scale)
+
+
+@dataclass(frozen=True)
 class Numeric:
+    """A question answered with a number. Right within the tolerance: `tolerance` (absolute) and
+    `rel_tolerance`, or `places`, which asks for that many decimal places and accepts what lies within half a
+    unit of the last one (the question states it). A wrong number is told, in this order: which known slip it
+    is (`wrong`: value -> feedback, and `slips`, see Slip); that it agrees with the answer to fewer decimal
+    places than asked; else which way it is off (`low`, `high`), which must hold for every number on that
+    side, whatever the slip."""
     id: str
     prompt: str
     answer: float
@@ -153,20 +221,41 @@ class Numeric:
     wrong: dict[float, str] = field(default_factory=dict)  # common wrong values -> the misconception
     low: str = "That is too small."
     high: str = "That is too large."
+    slips: Sequence[Slip] = ()                        # more known slips: values worked out, or tests
+    places: int | None = None                         # decimal places asked for (sets the tolerance)
+    whole: bool = False                               # a count: the question asks for a whole number
 
     def __post_init__(self):
         if not self.why.strip() or not self.low.strip() or not self.high.strip():
             raise ValueError(f"question {self.id!r}: why, low and high all need feedback")
+        if self.whole and not float(self.answer).is_integer():
+            raise ValueError(f"question {self.id!r}: whole=True, but the answer {self.answer} is not whole")
+        if self.places is not None:
+            if self.tolerance or self.rel_tolerance:
+                raise ValueError(f"question {self.id!r}: places sets the tolerance; give one or the other")
+            object.__setattr__(self, "tolerance", 0.5 * 10.0 ** -self.places * (1 + 1e-9))
         for value, text in self.wrong.items():
             if not text.strip():
                 raise ValueError(f"question {self.id!r}: the wrong value {value} has no feedback")
-            if self._near(value, self.answer):
-                raise ValueError(f"question {self.id!r}: the wrong value {value} is within the tolerance")
+        for slip in self.known():
+            if slip.test is None and self._near(slip.value, self.answer):
+                raise ValueError(f"question {self.id!r}: the wrong value {slip.value} is within the tolerance")
+            if slip.test is not None and slip.test(self.answer):
+                raise ValueError(f"question {self.id!r}: the slip {slip.shown!r} would catch the right answer")
 
     kind = "number"
 
+    def known(self) -> list[Slip]:
+        """Every known slip: the `wrong` values first, then `slips`, in the order they are tried."""
+        return [Slip(text, value=value) for value, text in self.wrong.items()] + list(self.slips)
+
     def instruction(self) -> str:
-        return "Answer with a number."
+        if self.places is not None:
+            return (f"Answer with a number to {self.places} decimal places (within "
+                    f"{0.5 * 10.0 ** -self.places:g} of the exact value).")
+        if self.whole:
+            return "Answer with a whole number."
+        return "Answer with a number" + (f" (within {self.tolerance:g})." if self.tolerance else ".")
 
     def _near(self, value: float, target: float) -> bool:
         return math.isclose(value, target, rel_tol=self.rel_tolerance, abs_tol=self.tolerance)
@@ -189,6 +278,20 @@ class Numeric:
             return None, "answer with a finite number"
         return value, ""
 
+    def slip(self, value: float, given: int) -> Slip | None:
+        """The known slip `value` is (written with `given` decimal places), or None."""
+        slips = self.known()
+        for slip in slips:                    # a value worked out, within the tolerance
+            if slip.test is None and self._near(value, slip.value):
+                return slip
+        for slip in slips:                    # ... or rounded to the digits the learner gave
+            if slip.test is None and _rounded_to_fewer_digits(value, slip.value, given):
+                return slip
+        for slip in slips:
+            if slip.test is not None and slip.test(value):
+                return slip
+        return None
+
     def judge(self, answer: Any) -> Feedback:
         value, problem = self.parse(answer)
         if value is None:
@@ -196,11 +299,20 @@ class Numeric:
         shown = f"{value:,.10g}"
         if self._near(value, self.answer):
             return Feedback(True, f"Right. {self.why}")
-        for wrong, text in self.wrong.items():
-            if self._near(value, wrong):
-                return Feedback(False, f"Not quite: {shown}. {text}\nTry again.", f"answered {shown}")
-        nudge = self.low if value < self.answer else self.high
-        return Feedback(False, f"Not quite: {shown}. {nudge}\nTry again.", f"answered {shown}")
+        given = decimals(answer)
+        known = self.slip(value, given)
+        if known is not None:
+            text = known.text(value)
+        elif self.places is not None and given < self.places and _rounded_to_fewer_digits(value, self.answer, given):
+            text = (f"Right to {given} decimal place{'s' if given != 1 else ''}, but the question asks for "
+                    f"{self.places}: carry more digits through, then round the last one to the nearest (do not "
+                    "cut it off).")
+        elif self.places is not None and _cut_off(value, self.answer, max(given, self.places)):
+            text = (f"Those digits are right, but the last one is cut off, not rounded: round to the nearest at "
+                    f"{self.places} decimal places (the next digit decides).")
+        else:
+            text = self.low if value < self.answer else self.high
+        return Feedback(False, f"Not quite: {shown}. {text}\nTry again.", f"answered {shown}")
 
 
 Question = Choice | Numeric
@@ -208,6 +320,8 @@ Question = Choice | Numeric
 
 class Quiz:
     """A lesson's questions. Display it to show them; `answer(number, answer)` to answer in code."""
+
+    inline_html = staticmethod(_inline_html)      # for helpers.quiz_widget, which does not import this module
 
     def __init__(self, lesson: str, questions: Sequence[Question], title: str = "Check your understanding"):
         ids = [q.id for q in questions]
@@ -231,7 +345,10 @@ class Quiz:
         question = self.question(number)
         feedback = question.judge(answer)
         if feedback.mistake != "unreadable answer":
-            progress.record("quiz", self.lesson, question.id, "pass" if feedback else "fail", feedback.mistake)
+            note = progress_log.not_recorded(progress_log.append("quiz", self.lesson, question.id,
+                                                                 "pass" if feedback else "fail", feedback.mistake))
+            if note:        # said with the feedback, in the widget too: recording never breaks an answer
+                feedback = Feedback(feedback.correct, f"{feedback.text}\n{note}", feedback.mistake)
         return feedback
 
     def answer(self, number: Any, answer: Any) -> Feedback:
@@ -267,9 +384,14 @@ class Quiz:
                                 f"{_inline_html(o.feedback)}</li>" for L, o in zip(LETTERS, q.options))
                 answer = ", ".join(q.correct_letters())
             else:
-                notes = "".join(f"<li>{_inline_html(f'{v:,.10g}')}: {_inline_html(t)}</li>"
-                                for v, t in q.wrong.items())
-                answer = f"{q.answer:,.10g}" + (f" (within {q.tolerance:g})" if q.tolerance else "")
+                notes = "".join(f"<li>{_inline_html(slip.label())}"
+                                + (f": {_inline_html(slip.says)}" if isinstance(slip.says, str) else "") + "</li>"
+                                for slip in q.known())
+                if q.places is not None:
+                    notes += (f"<li>The answer to fewer than {q.places} decimal places: right so far, and asked "
+                              "for more digits.</li>")
+                answer = (f"{q.answer:,.{q.places}f}" if q.places is not None else _number(q.answer)) \
+                    + (f" (within {q.tolerance:.2g})" if q.tolerance else "")
                 notes = f"<li>{_inline_html(q.why)}</li>" + notes
             parts.append(f"<details><summary>Answer and feedback, question {n}</summary>"
                          f"<p>Answer: {html.escape(answer)}</p><ul>{notes}</ul></details>")

@@ -1,11 +1,13 @@
-"""The quiz as ipywidgets: per question, its options, a Check button and the feedback (helpers.quiz)."""
+"""The quiz as ipywidgets: per question, its options, a Check button and the feedback (helpers.quiz).
+
+It imports nothing of helpers.quiz (which imports this module when a quiz is shown): a question says what it
+is by its `kind` ("one", "several" or "number") and its `letters()`, and the quiz lends its `inline_html`.
+"""
 from __future__ import annotations
 
 import html
 
 import ipywidgets as widgets
-
-from helpers.quiz import LETTERS, Choice, _inline_html
 
 
 def _plain(text: str) -> str:
@@ -19,16 +21,17 @@ class QuestionWidget(widgets.VBox):
     def __init__(self, quiz, number: int):
         self.quiz, self.number = quiz, number
         question = quiz.question(number)
-        prompt = widgets.HTML(f"<p><strong>{number}.</strong> {_inline_html(question.prompt)} "
+        self.letters = question.letters() if question.kind != "number" else ""
+        prompt = widgets.HTML(f"<p><strong>{number}.</strong> {quiz.inline_html(question.prompt)} "
                               f"<em>{question.instruction()}</em></p>")
-        if isinstance(question, Choice) and not question.several:
+        if question.kind == "one":
             self.input = widgets.RadioButtons(options=[(f"{L}. {_plain(o.text)}", L)
-                                                       for L, o in zip(LETTERS, question.options)],
+                                                       for L, o in zip(self.letters, question.options)],
                                               value=None, layout=widgets.Layout(width="auto"))
-        elif isinstance(question, Choice):
+        elif question.kind == "several":
             self.input = widgets.VBox([widgets.Checkbox(value=False, description=f"{L}. {_plain(o.text)}", indent=False,
                                                         layout=widgets.Layout(width="auto"))
-                                       for L, o in zip(LETTERS, question.options)])
+                                       for L, o in zip(self.letters, question.options)])
         else:
             self.input = widgets.Text(placeholder="a number", description="answer",
                                       layout=widgets.Layout(width="16em"))
@@ -43,7 +46,7 @@ class QuestionWidget(widgets.VBox):
         if isinstance(self.input, widgets.RadioButtons):
             return self.input.value or ""
         if isinstance(self.input, widgets.VBox):
-            return "".join(LETTERS[i] for i, box in enumerate(self.input.children) if box.value)
+            return "".join(self.letters[i] for i, box in enumerate(self.input.children) if box.value)
         return self.input.value
 
     def check(self) -> None:
@@ -53,7 +56,7 @@ class QuestionWidget(widgets.VBox):
             return
         feedback = self.quiz.judge(self.number, answer)
         verdict = "Right" if feedback else "Not yet"
-        lines = "".join(f"<p>{_inline_html(line)}</p>" for line in feedback.text.splitlines())
+        lines = "".join(f"<p>{self.quiz.inline_html(line)}</p>" for line in feedback.text.splitlines())
         kind = "right" if feedback else "wrong"
         self.feedback.value = (f'<div role="status" class="ffn-quiz-feedback ffn-quiz-{kind}">'
                                f"<p><strong>{html.escape(verdict)}</strong></p>{lines}</div>")

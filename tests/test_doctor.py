@@ -1,6 +1,7 @@
 """tools/doctor.py: every check passes here, and each kind of FAIL is reported with its fix."""
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -154,7 +155,46 @@ def test_a_lesson_that_is_not_json_fails_with_how_to_restore_it(work):
     (work / "02_pure_python.ipynb").write_text('{"cells": [')
     failed = [r for r in doctor.workspace_results(work) if not r.ok]
     assert len(failed) == 1 and "02_pure_python.ipynb: it is not valid JSON" in failed[0].what
-    assert ".backups" in failed[0].fix and "make lab" in failed[0].fix
+    assert ".backups" in failed[0].fix and "make update" in failed[0].fix and "holds no copy" in failed[0].fix
+    kept = work / ".backups" / "20260101-120000" / "02_pure_python.ipynb"
+    kept.parent.mkdir(parents=True)
+    shutil.copy(ROOT / "notebooks" / "02_pure_python.ipynb", kept)
+    [failed] = [r for r in doctor.workspace_results(work) if not r.ok]
+    assert f"the latest copy that make update or make reset kept is {kept}" in failed.fix
+
+
+def test_a_renamed_lesson_counts_as_there(work):
+    (work / "02_pure_python.ipynb").rename(work / "02_pure_python_mine.ipynb")
+    lines = workspace_lines(work)
+    assert all(line.startswith("OK") for line in lines), lines
+    lessons = len(list((ROOT / "notebooks").glob("*.ipynb")))
+    assert f"{lessons} of the course's {lessons} lessons" in lines[0]
+    assert any("02_pure_python_mine.ipynb: your copy of 02_pure_python.ipynb" in line for line in lines)
+
+
+@pytest.mark.parametrize("how", ["permission", "folder"])
+def test_a_progress_file_that_cannot_be_written_fails(work, monkeypatch, how):
+    log = work / ".progress.jsonl"
+    if how == "folder":
+        log.mkdir()
+        (log / "x").write_text("")
+    else:
+        log.write_text('{"kind": "check", "lesson": "01", "item": "x", "verdict": "pass"}\n')
+        log.chmod(0o444)
+        real_open = os.open
+
+        def read_only(path, flags, mode=0o777):          # root may write a 0o444 file: answer as for a learner
+            if Path(path) == log and flags & (os.O_WRONLY | os.O_RDWR):
+                raise PermissionError(13, "Permission denied", str(path))
+            return real_open(path, flags, mode)
+        monkeypatch.setattr(os, "open", read_only)
+    failed = [r for r in doctor.workspace_results(work) if not r.ok]
+    assert len(failed) == 1 and "progress file" in failed[0].what, [str(r) for r in failed]
+    if how == "permission":
+        assert "not being saved" in failed[0].what and "read-only" in failed[0].what
+        assert failed[0].fix.startswith(f"chmod u+w {log}")
+    else:
+        assert "cannot be read" in failed[0].what or "is a folder" in failed[0].what
 
 
 def test_lessons_older_than_the_course_fail_with_make_update(work):

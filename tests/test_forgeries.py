@@ -2,7 +2,7 @@
 exercises left as stubs (or the reference handed in), graded by `make grade` (tools/grade.py) and by a real
 `nbgrader autograde` with the course's config: each earns 0 for the exercises it forges, and make grade flags it.
 
-Runs under `make test-nbgrader` (FFN_NBGRADER_TEST=1, in .venv-nbgrader): nbgrader is not in .venv.
+Runs under `make test-nbgrader` (FFN_NBGRADER_TEST=1, in .venv-hub): nbgrader is not in .venv.
 """
 from __future__ import annotations
 

@@ -153,7 +153,9 @@ def test_a_step_right_on_carried_numbers_but_wrong_after_is_still_named(capsys):
     out = capsys.readouterr().out
     assert not verdict and (verdict.passed, verdict.total) == (1, 3)
     assert "follows correctly from your z" in out and out.count("  \u2718 ") == 2
-    assert verdict.mistake.startswith("b1 left out")
+    # Two slips of their own: no one name explains both, so none is given, and the summary says so.
+    assert "Likely mistake" not in out and "Possibly" not in out
+    assert verdict.mistake == "z and y each wrong on their own", verdict.mistake
 
 
 def test_the_reveal_says_the_count_lives_in_this_session(capsys):
@@ -174,7 +176,7 @@ def test_the_line_case_is_labelled_by_what_the_unit_must_do(capsys):
 
 
 @pytest.mark.parametrize("answer, hint", [
-    (([3, 7], [1, 2], [5, 5]), "Possibly: a slip in z. Work one unit at a time: z_k"),
+    (([3, 7], [4, 0], [5, -1]), "Possibly: a slip in z. Work one unit at a time: z_k"),
     (([4, -1], [4, 0], [5, 1]), "Possibly: a slip in y. Work out y = h W2 + b2"),
     (([4, -1], [4, 0], [1, 3]), "Possibly: a slip in y. Work out y = h W2 + b2"),
     (([4, -1], [3, 7], [4, 6]), "Possibly: a slip in h. Apply ReLU to z element by element, h = relu(z)"),
@@ -187,8 +189,24 @@ def test_the_fallback_hint_keeps_the_variables_lower_case(answer, hint, capsys):
     assert ". Y =" not in out and ". H =" not in out and ". Z" not in out
 
 
-def test_an_unknown_slip_still_names_the_part(capsys):
+def test_the_three_parts_in_another_order_are_named_as_that(capsys):
+    """Issue 21: (y, h, z) returned. Its first list, [5, -1], is also z without b1, but "b1 left out" would not
+    explain the y; the order does."""
+    verdict = check_hand_trace(lambda: ([5, -1], [4, 0], [4, -1]))
+    out = capsys.readouterr().out
+    assert not verdict and verdict.mistake == "z, h and y returned in another order", out
+    assert "b1 left out" not in out
+
+
+def test_several_slips_of_their_own_get_no_single_name(capsys):
     verdict = check_hand_trace(lambda: ([3, 7], [1, 2], [5, 5]))
+    out = capsys.readouterr().out
+    assert not verdict and "Likely mistake" not in out and "Possibly" not in out
+    assert "What differs: z and h and y are each wrong on their own" in out, out
+
+
+def test_an_unknown_slip_still_names_the_part(capsys):
+    verdict = check_hand_trace(lambda: ([3, 7], [4, 0], [5, -1]))
     out = capsys.readouterr().out
     assert not verdict and "Possibly: a slip in z." in out and "(z1 and z2)" in out
     assert verdict.mistake == "a slip in z"

@@ -480,7 +480,7 @@ def changes_b1(x, W1, b1, W2, b2):
 
 
 @pytest.mark.parametrize("fn, message", [
-    (returns_hidden, "this looks like the hidden vector relu(W1 x + b1)"),
+    (returns_hidden, "this is the hidden vector relu(W1 x + b1)"),
     (forgets_return, "returned None. Did you forget the `return` statement"),
     (divides_by_zero, "raised ZeroDivisionError: division by zero (line 2 of divides_by_zero: "
                       "`scale = 1 / (len(x) - len(x))`)"),

@@ -778,25 +778,24 @@ def chunked_x_from_chunk_number(x, W1, b1, W2, b2, chunk):
 
 
 @pytest.mark.parametrize("fn, named, message", [
-    (chunked_y_from_chunk_number, "Possibly: the outputs written to y[i:i + chunk]",
-     "wrote each chunk's outputs into y from row i, the chunk's number"),
-    (chunked_y_from_chunk_number_zeros, "Likely mistake: the outputs written to y[i:i + chunk]",
-     "wrote each chunk's outputs into y from row i, the chunk's number"),
+    # np.empty: the rows never written hold leftovers, which no stored mistake reproduces on every failing case
+    (chunked_y_from_chunk_number, None, "wrote each chunk's outputs into y from row i, the chunk's number"),
+    (chunked_y_from_chunk_number_zeros, "Likely mistake: the outputs written to y[i:i + chunk]", None),
     (chunked_y_from_chunk_number_sized, None, "wrote each chunk's outputs into y from row i, the chunk's number"),
-    (chunked_x_from_chunk_number, "Likely mistake: slices of x started at the chunk number i",
-     "read each chunk from x[i:i + chunk]"),
+    (chunked_x_from_chunk_number, "Likely mistake: slices of x started at the chunk number i", None),
 ])
 def test_chunked_the_chunk_number_used_for_the_first_token_is_named(fn, named, message, capsys):
+    """Named when the stored mistake gives the learner's outcome on every failing case (the lines of those cases
+    then show what came back, and no other cause); otherwise the failed case that shows the slip says it."""
     result, out = verdict(check_ffn_chunked, fn, capsys)
     assert not result
-    assert message in out, out
     if named:
         assert named in out, out
-    else:   # leftover rows differ from any stored mistake's: the first failed case names it itself
-        assert "Likely mistake" not in out and "wrote each chunk's outputs into y from row i" in result.mistake
+    else:   # (np.empty's leftovers vary from run to run: which rows show the slip does too)
+        assert "Likely mistake" not in out and "Possibly" not in out, out
+        # Repeated, the message collapses: it names the slip once and then refers to it.
+        assert out.count(message) <= 3, out
     assert not bare_expected_got(result) and "chunk" in result.mistake
-    # Repeated, the message collapses: it names the slip once and then refers to it.
-    assert out.count(message) <= 3, out
 
 
 def test_chunked_rows_never_written_are_named_not_blamed_on_a_division(capsys):

@@ -18,10 +18,17 @@ def test_the_parameter_count_and_its_slips_are_computed_not_typed():
     slips = {2 * d * d_ff: "biases b1 (3,072) and b2 (768) are missing",
              2 * d * d_ff + 2 * d_ff: "gives both biases d_ff",
              2 * d * d_ff + 2 * d: "gives both biases d = 768",
+             ffn_params(d, d_ff) - d: "leaves out one bias, b2",
+             ffn_params(d, d_ff) - d_ff: "leaves out one bias, b1",
              d * d_ff + d_ff: "W1 and b1 only",
+             d_ff * d + d: "W2 and b2 only",
              block: "a whole GPT-2 block",
-             attention_params(d): "attention's four"}
+             attention_params(d): "attention's four",
+             GPT2_SMALL["n_layers"] * ffn_params(d, d_ff): "all twelve blocks' FFNs; the question asks for one",
+             GPT2_SMALL["n_layers"] * 2 * d * d_ff: "all twelve blocks' FFNs, and without their biases",
+             4 * ffn_params(d, d_ff): "in bytes"}
     assert set(q.wrong) == set(slips)
+    assert (4_721_664, 56_669_184) == (ffn_params(d, d_ff) - d, 12 * ffn_params(d, d_ff))   # the issue's two
     for value, words in slips.items():
         feedback = q.judge(value)
         assert not feedback and words in feedback.text

@@ -262,7 +262,8 @@ WRONG_SUMS = [
     (loop_over_d, "Likely mistake", "looped over d units instead of d_ff"),
     (loop_over_W1_rows, "Likely mistake", "looped over d units instead of d_ff"),
     (rows_of_W1, "Likely mistake", "keys read from the rows of W1"),
-    (rows_of_W1_by_index, "Possibly", "keys read from the rows of W1"),
+    # An IndexError where reading W1 by rows with NumPy raises a matmul error: not the same failure, so no name
+    (rows_of_W1_by_index, None, ""),
     (columns_of_W2, "Likely mistake", "values read from the columns of W2"),
     (no_b2, "Likely mistake", "b2 left out"),
     (b2_per_unit, "Likely mistake", "b2 added once per unit"),
@@ -285,6 +286,9 @@ def test_each_wrong_sum_gets_its_own_diagnosis(fn, label, diagnosis, capsys):
     ok, out = verdict(check_ffn_as_sum, fn, capsys)
     assert not ok
     lines = named(out)
+    if label is None:
+        assert not lines and "What differs" in out, out
+        return
     assert len(lines) == 1 and lines[0].startswith(f"  {label}: ") and diagnosis in lines[0], out
 
 
@@ -1255,7 +1259,10 @@ WRONG_TOPS = next(m for m in test_each_wrong_top_units_gets_its_own_diagnosis.py
                   if m.name == "parametrize").args[1]
 HIDDEN = {"ffn_as_sum": (check_ffn_as_sum, lambda: L._sum_hidden(), RIGHT_SUMS,
                          [(fn, diagnosis) for fn, _, diagnosis in WRONG_SUMS], 6),
-          "top_units": (check_top_units, lambda: L._top_hidden(), RIGHT_TOPS, WRONG_TOPS, 5),
+          # (not the signed sum: on the hidden case its silent units tie at 0, and NumPy's unstable argsort orders
+          # them otherwise than the stored mistake's stable one, so no mistake gives its outcome on every case)
+          "top_units": (check_top_units, lambda: L._top_hidden(), RIGHT_TOPS,
+                        [(fn, words) for fn, words in WRONG_TOPS if fn is not top_by_signed_sum], 5),
           "store_fact": (check_store_fact, lambda: [s.case for s in L._store_hidden()], RIGHT_STORES, WRONG_STORES,
                          4)}
 ANSWERS = {"ffn_as_sum": lambda x, W1, b1, W2, b2: sum_loop(x, W1, b1, W2, b2), "top_units": top_numpy,

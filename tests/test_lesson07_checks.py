@@ -131,7 +131,9 @@ def route_sort_both_ways(logits, k):
 
 
 def route_first_columns(logits, k):
-    experts = np.argsort(-logits, axis=1)[:, :k]
+    # stable: on the tie cases NumPy's default sort may order tied experts otherwise than the stored mistake,
+    # and a mistake is named only where it gives the learner's outcome on every failing case
+    experts = np.argsort(-logits, axis=1, kind="stable")[:, :k]
     p = np.exp(logits - logits.max(axis=1, keepdims=True))
     p = p / p.sum(axis=1, keepdims=True)
     return experts, p[:, :k] / p[:, :k].sum(axis=1, keepdims=True)

@@ -12,10 +12,11 @@ def question(qid):
 
 
 def test_db2_is_the_sum_over_tokens():
-    dy = np.tile([1.0, 2.0, -1.0], (5, 1))                 # T = 5 tokens, the same dy row
+    dy = np.tile([3.0, 2.0, -1.0], (5, 1))                 # T = 5 tokens, the same dy row
     q = question("db2-sum")
-    assert q.answer == dy.sum(axis=0)[1]
-    assert {2.0, 0.4} <= set(q.wrong)
+    assert "[3, 2, -1]" in q.prompt and q.answer == dy.sum(axis=0)[1]
+    assert {dy[0, 1], dy[0, 1] / 5, dy.sum(axis=0)[0], dy.sum(axis=0)[2], dy.sum(), dy[0].sum()} <= set(q.wrong)
+    assert dy.sum() != q.answer, "summing every entry must not give the right number for the wrong reason"
 
 
 def test_right_feedback_does_not_capitalise_a_variable():

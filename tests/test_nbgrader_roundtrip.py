@@ -1,4 +1,4 @@
-"""A real nbgrader round trip for every lesson in solutions/ (`make test-nbgrader`, in .venv-nbgrader).
+"""A real nbgrader round trip for every lesson in solutions/ (`make test-nbgrader`, in .venv-hub).
 
 For each lesson, in a course directory of its own laid out by tools/nbgrader_course.py (nbgrader_config.py,
 a sqlite gradebook), nbgrader's own commands run: `generate_assignment`, then `autograde` on three
@@ -41,6 +41,11 @@ STUDENTS = ("full", "zero", "mistake")
 # answer, self-contained, that the exercise's check names. The named mistake itself is not written here: the
 # test asks the check (see named_mistake). A new lesson adds one of its exercises.
 CLASSIC_MISTAKES = {
+    "key_vector": """
+        def key_vector(model, prompts, layer):
+            import numpy as np
+            return np.mean([model.hidden(model.encode(p), layer).z[-1] for p in prompts], axis=0)
+        """,
     "firing_units": """
         def firing_units(x, W1, b1):
             import numpy as np

@@ -9,7 +9,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from helpers import progress
+from helpers import progress, progress_log
 from helpers.checks import check_hand_trace
 from helpers.quiz import Choice, Numeric, Option, Quiz
 
@@ -61,12 +61,20 @@ def test_two_kernels_appending_at_once_never_mix_their_lines(tmp_path):
     assert len(progress.entries(tmp_path)) == 2 * n
 
 
+def hand_trace_b2_left_out():
+    return [4, -1], [4, 0], [4, 0]
+
+
+hand_trace_b2_left_out.__name__ = "hand_trace"        # the exercise's own name: a learner's answer is recorded
+
+
 def test_a_log_that_cannot_be_written_does_not_break_the_check(work, capsys, monkeypatch):
     learner_kernel(monkeypatch)
     (work / progress.LOG).mkdir()                      # cannot be opened for writing, even as root
     assert not progress.record("check", "01", "hand_trace", "pass")
-    assert check_hand_trace(lambda: ([4, -1], [4, 0], [4, 0])).status == "fail"
-    assert "b2" in capsys.readouterr().out
+    assert check_hand_trace(hand_trace_b2_left_out).status == "fail"
+    out = capsys.readouterr().out
+    assert "b2" in out and "Not saved in your progress" in out and "is a folder" in out and "make doctor" in out
 
 
 def test_a_read_only_workspace_does_not_break_the_check(work, monkeypatch, capsys):
@@ -74,10 +82,39 @@ def test_a_read_only_workspace_does_not_break_the_check(work, monkeypatch, capsy
 
     def read_only(path, flags, mode=0o777):          # what a read-only folder answers (root is never refused)
         raise PermissionError(13, "Permission denied", str(path))
-    monkeypatch.setattr(progress.os, "open", read_only)
+    monkeypatch.setattr(progress_log.os, "open", read_only)
     assert not progress.record("check", "01", "hand_trace", "pass")
-    assert check_hand_trace(lambda: ([4, -1], [4, 0], [4, 0])).status == "fail"
-    assert "b2" in capsys.readouterr().out
+    assert check_hand_trace(hand_trace_b2_left_out).status == "fail"
+    out = capsys.readouterr().out
+    assert "b2" in out                                 # the check's report, whole
+    # ... and one line saying that this check was not saved, and where to look (never an exception)
+    note = [line for line in out.splitlines() if "Not saved in your progress" in line]
+    assert len(note) == 1 and "read-only" in note[0] and "make doctor" in note[0], out
+
+
+def test_a_read_only_log_is_told_under_a_quiz_answer_too(work, monkeypatch):
+    learner_kernel(monkeypatch)
+
+    def read_only(path, flags, mode=0o777):
+        raise PermissionError(13, "Permission denied", str(path))
+    monkeypatch.setattr(progress_log.os, "open", read_only)
+    quiz = Quiz("99", [Choice("q", "Which?", [Option("a", "Right: because.", True), Option("b", "No: not b.")])])
+    assert quiz.judge(1, "A") and "Not saved in your progress" in quiz.judge(1, "A").text
+    widget = quiz.widget().questions[0]
+    widget.input.value = "B"
+    widget.check()
+    assert "Not yet" in widget.feedback.value and "Not saved in your progress" in widget.feedback.value
+    assert not (work / progress.LOG).exists()
+
+
+def test_nothing_is_said_where_nothing_is_recorded(tmp_path, monkeypatch, capsys):
+    """Outside a workspace (notebooks/, solutions/, nbval) a check's output stays as it was: no note."""
+    monkeypatch.chdir(tmp_path)
+    learner_kernel(monkeypatch)
+    assert check_hand_trace(hand_trace_b2_left_out).status == "fail"
+    assert "Not saved" not in capsys.readouterr().out
+    quiz = Quiz("99", [Choice("q", "Which?", [Option("a", "Right: because.", True), Option("b", "No: not b.")])])
+    assert "Not saved" not in quiz.judge(1, "B").text
 
 
 FIFO = """
@@ -285,3 +322,29 @@ def test_make_progress_prints_the_table_of_a_workspace(tmp_path):
 def test_a_folder_that_is_not_a_workspace_is_named(tmp_path, capsys):
     assert progress.main(["--work", str(tmp_path)]) == 0
     assert "is not a workspace" in capsys.readouterr().out
+
+
+def test_make_progress_names_a_lesson_jupyter_cannot_open_and_where_a_copy_is(tmp_path):
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / progress.MARKER).write_text("")
+    (work / "02_pure_python.ipynb").write_text('{"cells": [')
+    kept = work / progress.BACKUPS / "20260101-120000" / "02_pure_python.ipynb"
+    kept.parent.mkdir(parents=True)
+    kept.write_text('{"cells": [], "metadata": {}}')
+    (work / progress.BACKUPS / "20260102-090000").mkdir()
+    (work / progress.BACKUPS / "20260102-090000" / "02_pure_python.ipynb").write_text("damaged too")
+    done = subprocess.run(["make", "-s", "progress", f"WORK={work}"], cwd=ROOT, capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr
+    [line] = [line for line in done.stdout.splitlines() if "cannot be opened" in line]
+    assert str(work / "02_pure_python.ipynb") in line and "not valid JSON" in line
+    assert str(kept) in line, "the latest copy Jupyter can open, not the newer damaged one"
+    assert "Your checks and quiz answers are not being saved" not in done.stdout
+
+
+def test_make_progress_says_when_answers_are_not_being_saved(work, capsys):
+    (work / progress.LOG).mkdir()                      # cannot be written, even by root
+    assert progress.main(["--work", str(work)]) == 0
+    out = capsys.readouterr().out
+    assert "Your checks and quiz answers are not being saved" in out and "make doctor" in out

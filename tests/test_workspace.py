@@ -238,6 +238,70 @@ def test_other_files_are_replaced_only_when_the_learner_never_changed_them(cours
     assert (work / "conventions.md").read_text() == "# Conventions, third edition\n"
 
 
+# ---- a lesson the learner renamed or duplicated: its metadata says which lesson it is ------------------------
+def test_a_renamed_lesson_is_merged_under_its_new_name_and_gets_no_blank_twin(course, capsys):
+    source, work = course
+    learner_edits(work / "01_tiny.ipynb", ex1=MY_DOUBLE)
+    (work / "01_tiny.ipynb").rename(work / "01_tiny_mine.ipynb")
+    before = (work / "01_tiny_mine.ipynb").read_bytes()
+    publish(source, edited(EDITION_1, ex1_md="### Exercise 1 · Double it\n\nWrite `double`. Hint: 2 * x."))
+    report = workspace.update(work, source)
+    text = report.text()
+    nb = read(work / "01_tiny_mine.ipynb")
+    assert cell(nb, "ex1").source == MY_DOUBLE                               # their work, kept
+    assert cell(nb, "ex1-md").source.endswith("Hint: 2 * x.")                # the course's change, brought in
+    assert (report.backups / "01_tiny_mine.ipynb").read_bytes() == before    # backed up first, byte for byte
+    assert not (work / "01_tiny.ipynb").exists(), "no fresh blank copy beside the learner's renamed one"
+    assert "merged   01_tiny_mine.ipynb" in text and "your copy of 01_tiny.ipynb, renamed" in text
+    assert "no longer part of the course" not in text and "new      01_tiny.ipynb" not in text
+    # make lab does not make a blank twin either, and says why; status counts the lesson as there
+    lines = workspace.create(work, source)
+    assert not (work / "01_tiny.ipynb").exists()
+    assert any("01_tiny.ipynb: not copied in, as your copy of it is 01_tiny_mine.ipynb" in line for line in lines)
+    state = workspace.status(work, source)
+    assert state.lessons == ["01_tiny.ipynb"] and state.missing == [] and state.older == []
+    assert state.renamed == {"01_tiny.ipynb": ["01_tiny_mine.ipynb"]}
+    assert "current  01_tiny_mine.ipynb" in workspace.update(work, source).text()
+
+
+def test_a_duplicated_lesson_is_updated_beside_the_original(course):
+    source, work = course
+    learner_edits(work / "01_tiny.ipynb", ex1=MY_DOUBLE)
+    shutil.copy(work / "01_tiny.ipynb", work / "01_tiny-Copy1.ipynb")            # JupyterLab's Duplicate
+    learner_edits(work / "01_tiny-Copy1.ipynb", ex2=MY_HALF)
+    publish(source, edited(EDITION_1, notes="## Recap\n\nDouble, then half: x again."))
+    text = workspace.update(work, source).text()
+    original, copied = read(work / "01_tiny.ipynb"), read(work / "01_tiny-Copy1.ipynb")
+    assert cell(original, "ex1").source == MY_DOUBLE and cell(copied, "ex2").source == MY_HALF
+    assert cell(original, "notes").source.endswith("x again.") and cell(copied, "notes").source.endswith("x again.")
+    assert "merged   01_tiny.ipynb" in text and "merged   01_tiny-Copy1.ipynb" in text
+    assert "your copy of 01_tiny.ipynb, renamed" in text and "no fresh" not in text
+
+
+def test_a_notebook_made_from_a_lesson_the_course_dropped_is_still_no_longer_part_of_it(course):
+    source, work = course
+    publish(work, EDITION_1, name="09_gone.ipynb")
+    assert "kept     09_gone.ipynb: no longer part of the course" in workspace.update(work, source).text()
+
+
+def test_a_corrupt_lesson_points_at_the_latest_good_backup(course, capsys):
+    source, work = course
+    learner_edits(work / "01_tiny.ipynb", ex1=MY_DOUBLE)
+    publish(source, edited(EDITION_1, intro="# revised"))
+    backups = workspace.update(work, source).backups                        # a good copy is kept there
+    (work / "01_tiny.ipynb").write_text('{"cells": [')                       # then the file is damaged
+    publish(source, edited(EDITION_1, intro="# revised again"))
+    assert workspace.main(["update", "--work", str(work), "--source", str(source)]) == 1
+    out = capsys.readouterr().out
+    problem = out.split("PROBLEM")[1]
+    assert "not valid JSON" in problem and str(backups / "01_tiny.ipynb") in problem, out
+    assert (work / "01_tiny.ipynb").read_text() == '{"cells": ['          # left as it is
+    shutil.rmtree(work / ".backups")
+    workspace.main(["update", "--work", str(work), "--source", str(source)])
+    out = capsys.readouterr().out
+    assert f"{work / '.backups'}/ holds no copy of it" in out and "run `make update` for a fresh copy" in out
+
+
 def test_no_workspace_no_update(tmp_path):
     publish(tmp_path / "notebooks", EDITION_1)
     report = workspace.update(tmp_path / "work", tmp_path / "notebooks")
@@ -606,3 +670,78 @@ def test_make_reset_refuses_without_lesson_and_resets_with_it(tmp_path):
     unknown = subprocess.run(["make", "-s", "reset", "LESSON=42", f"WORK={work}"], cwd=ROOT, capture_output=True,
                              text=True)
     assert unknown.returncode != 0 and "Nothing was reset: no lesson '42'" in unknown.stderr
+
+
+# ---- make lab / make update after a newer zip: .venv is rebuilt only when its pins change ---------------------
+FAKE_PYTHON = """#!/bin/sh
+# .venv's Python, faked: pip "installs" by writing a line, and fails as without a network when OFFLINE is set.
+if [ "$1" = "-m" ] && [ "$2" = "pip" ]; then
+  [ -n "$OFFLINE" ] && { echo "pip: no network" >&2; exit 1; }
+  echo "$@" >> "$(dirname "$0")/../../pip.log"
+fi
+exit 0
+"""
+
+
+@pytest.fixture
+def checkout(tmp_path):
+    """The Makefile and what .venv is built from, in a folder of their own, with a fake .venv/bin/python."""
+    for name in ("Makefile", "pyproject.toml", "tools/check_python.py", "tools/ipython_kernel_config.py",
+                 "tools/install_stamp.py", "tools/doctor.py"):
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(ROOT / name, tmp_path / name)
+    (tmp_path / "requirements.txt").write_text("numpy==2.4.6\nsix==1.17.0\n")
+    python = tmp_path / ".venv" / "bin" / "python"
+    python.parent.mkdir(parents=True)
+    python.write_text(FAKE_PYTHON)
+    python.chmod(0o755)
+    return tmp_path
+
+
+def build(folder, **env):
+    done = subprocess.run(["make", "-s", ".venv/.installed", f"PYTHON={sys.executable}"], cwd=folder,
+                          capture_output=True, text=True, timeout=120, env={**__import__("os").environ, **env})
+    log = folder / "pip.log"
+    installs = log.read_text().splitlines() if log.exists() else []
+    log.unlink(missing_ok=True)
+    return done, installs
+
+
+def newer(folder, seconds=100):
+    """Every file newer than .venv's stamp, as after unpacking a newer zip over the folder."""
+    import os
+    import time
+    later = time.time() + seconds
+    for path in folder.rglob("*"):
+        if path.is_file() and ".venv" not in path.parts:
+            os.utime(path, (later, later))
+
+
+def test_newer_files_with_the_same_pins_reinstall_nothing_and_need_no_network(checkout):
+    done, installs = build(checkout)
+    assert done.returncode == 0 and any("-r requirements.txt" in line for line in installs), done.stderr
+    newer(checkout)
+    done, installs = build(checkout, OFFLINE="1")
+    assert done.returncode == 0 and installs == [], done.stdout + done.stderr
+    (checkout / "requirements.txt").write_text("numpy==2.4.7\nsix==1.17.0\n")     # the pins change
+    done, installs = build(checkout)
+    assert done.returncode == 0 and any("-r requirements.txt" in line for line in installs)
+    (checkout / "requirements.txt").write_text("numpy==2.4.8\nsix==1.17.0\n")
+    done, _ = build(checkout, OFFLINE="1")                   # changed pins without a network: said plainly
+    assert done.returncode != 0 and "Could not install the packages pinned in requirements.txt" in done.stdout
+    done, installs = build(checkout)                          # and tried again once online
+    assert done.returncode == 0 and installs
+
+
+@pytest.mark.parametrize("numpy, reinstalled", [("2.4.6", False), ("2.3.0", True)])
+def test_a_venv_built_before_the_hash_was_kept_is_adopted_when_its_pins_are_installed(checkout, numpy,
+                                                                                        reinstalled):
+    site = checkout / ".venv" / "lib" / "python3.12" / "site-packages"
+    for name, version in (("numpy", numpy), ("six", "1.17.0")):
+        (site / f"{name}-{version}.dist-info").mkdir(parents=True)
+        (site / f"{name}-{version}.dist-info" / "METADATA").write_text(f"Name: {name}\nVersion: {version}\n\n")
+    (checkout / ".venv" / ".installed").touch()
+    newer(checkout)
+    done, installs = build(checkout, **({} if reinstalled else {"OFFLINE": "1"}))
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert bool(installs) == reinstalled

@@ -7,7 +7,7 @@ course's direct requirements one per line, the rest together); the helpers packa
 any folder, installed in editable mode from this checkout); the Jupyter kernel `python3` (it must run
 .venv's Python, or notebooks cannot import helpers); whether helpers.checks imports; and the learner's
 workspace, work/ (whether there is one, how many lessons it holds, any that is not valid JSON, any older
-than the course's edition in notebooks/, and whether the progress file can be read). Each FAIL is
+than the course's edition in notebooks/, and whether the progress file can be read and written). Each FAIL is
 followed by the command that fixes it. Exits 1 when anything failed.
 
 Uses the standard library only and runs under any Python 3, so it also works when .venv is missing or
@@ -227,17 +227,25 @@ def workspace_results(work: Path, source: Path = ROOT / "notebooks") -> list[Res
         return [Result(True, f"no workspace yet ({work}): `make lab` creates it from notebooks/")]
     total = len(state.lessons) + len(state.missing)
     results = [Result(True, f"workspace {work}: {len(state.lessons)} of the course's {total} lessons")]
+    for lesson, names in state.renamed.items():
+        results.append(Result(True, f"{', '.join(names)}: your copy of {lesson} under another name (make update "
+                                    "brings the course's changes into it)"))
     for name, problem in state.unreadable.items():
         results.append(Result(False, f"{work / name}: {problem}; Jupyter cannot open it",
-                              f"restore it from {work / workspace.BACKUPS}/ if a copy is there, or move it "
-                              "aside and run `make lab` for a fresh copy"))
+                              workspace.restore_advice(work, name)))
     if state.older:
         results.append(Result(False, f"{len(state.older)} lesson(s) in {work} are older than the course's "
                                      f"edition in notebooks/: {', '.join(state.older)}",
                               "make update   (brings the course's changes in, keeping your work; backs up first)"))
+    log = work / workspace.LOG
     if state.log_problem:
         results.append(Result(False, f"progress file: {state.log_problem}",
-                              f"move {work / workspace.LOG} aside (make progress then starts afresh)"))
+                              f"move {log} aside (make progress then starts afresh)"))
+    elif state.log_unwritable:
+        fix = (f"chmod u+w {log} {work}   (or move {log} aside: make progress then starts afresh)"
+               if "permission" in state.log_unwritable else f"move {log} aside (make progress then starts afresh)")
+        results.append(Result(False, f"progress file: {state.log_unwritable}, so your checks and quiz answers "
+                                     "are not being saved", fix))
     else:
         records = f"{state.records} record(s)" if state.records else "nothing recorded yet"
         results.append(Result(True, f"progress file {work / workspace.LOG}: {records}"

@@ -8,7 +8,7 @@ Writes, for every lesson in solutions/ (or the ones named, e.g. 02_pure_python o
                                                  conventions card the lessons link to)
 
 Then, in DIR, with nbgrader 0.9.6 installed in an environment that also has the course's `helpers` package
-(`make test-nbgrader` builds one, .venv-nbgrader):
+(`make test-nbgrader` builds one, .venv-hub):
 
     nbgrader generate_assignment 01_hand_trace   # release/01_hand_trace/: the learner's copy
     # ... hand it out, collect into submitted/<student>/01_hand_trace/01_hand_trace.ipynb, then

@@ -5,6 +5,8 @@
     python tools/notebooks.py execute [NAME ...]             re-execute solutions/NAME in place (stored outputs)
     python tools/notebooks.py check                          exit 1 when notebooks/ is stale
     python tools/notebooks.py metadata [NAME ...]            (re)write the nbgrader metadata only, no execution
+    python tools/notebooks.py quizzes                        refresh the stored output of each lesson's quiz cell
+                                                             (after an edit of helpers/quizzes/), no execution
 
 In a solution notebook, exercise code sits between `### BEGIN SOLUTION` and `### END SOLUTION` inside a
 function body. The learner's copy replaces each such block with a stub that raises NotImplementedError, so
@@ -422,6 +424,32 @@ def apply_metadata(names: list[str]) -> int:
     return 0
 
 
+def refresh_quizzes() -> int:
+    """Store again what each lesson's quiz cell shows (`quiz`: its text and its folded HTML), in solutions/ and
+    notebooks/, without executing the lessons: the quiz is the same on every run, so this is what `execute`
+    would store, and nothing else in the notebook changes."""
+    from helpers.quiz import lesson_quiz
+    for folder in (SOLUTIONS, NOTEBOOKS):
+        for path in sorted(folder.glob("*.ipynb")):
+            nb = nbformat.read(path, as_version=4)
+            changed = False
+            for cell in nb.cells:
+                match = re.search(r'lesson_quiz\("(\d\d)"\)', cell.source) if cell.cell_type == "code" else None
+                if not match:
+                    continue
+                quiz = lesson_quiz(match.group(1))
+                for output in cell.get("outputs", []):
+                    data = output.get("data", {})
+                    if "text/html" in data and "ffn-quiz" in data["text/html"] \
+                            and (data["text/html"], data.get("text/plain")) != (quiz.html(), quiz.text()):
+                        data["text/html"], data["text/plain"] = quiz.html(), quiz.text()
+                        changed = True
+            if changed:
+                nbformat.write(nb, path)
+                print(f"quiz refreshed in {path.relative_to(ROOT)}")
+    return 0
+
+
 def stale() -> list[str]:
     """Names of learner notebooks that are missing, extra, or differ from what generate would write."""
     problems = []
@@ -456,6 +484,7 @@ def main(argv: list[str] | None = None) -> int:
     sub.add_parser("check", help="exit 1 when notebooks/ is stale")
     meta = sub.add_parser("metadata", help="(re)write the nbgrader metadata of solutions/ and notebooks/ only")
     meta.add_argument("names", nargs="*")
+    sub.add_parser("quizzes", help="refresh the stored output of each lesson's quiz cell, executing nothing")
     args = parser.parse_args(argv)
     if args.command == "generate":
         return generate(args.names, args.force, args.rerun)
@@ -463,6 +492,8 @@ def main(argv: list[str] | None = None) -> int:
         return execute_solutions(args.names)
     if args.command == "metadata":
         return apply_metadata(args.names)
+    if args.command == "quizzes":
+        return refresh_quizzes()
     problems = stale()
     for problem in problems:
         print(problem)

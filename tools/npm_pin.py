@@ -5,10 +5,12 @@
 Used by tools/build_slides.py (reveal.js, copied into every deck folder) and by the accessibility tests
 (axe-core, tests/a11y.py). Nothing is downloaded but the npm package itself: no install scripts run
 (--ignore-scripts), and the lock entry npm writes must carry the pinned version and integrity, or the install
-is refused.
+is refused. Two processes installing into one folder at once (the browser tests run two at a time) take turns:
+the second waits on a lock file beside the folder, then finds the package installed.
 """
 from __future__ import annotations
 
+import fcntl
 import json
 import shutil
 import subprocess
@@ -31,6 +33,13 @@ def install(package: str, version: str, integrity: str, folder: Path, timeout: i
     """`folder`/node_modules/`package`, at `version` with `integrity`: installed with npm the first time (or
     when another version is there). Raises NpmMissing without npm, RuntimeError on a wrong version or
     integrity."""
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    with open(folder.parent / f".{folder.name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)          # released when the file closes
+        return _install(package, version, integrity, folder, timeout)
+
+
+def _install(package: str, version: str, integrity: str, folder: Path, timeout: int) -> Path:
     entry = installed(package, folder)
     if not entry or entry.get("version") != version:
         npm = shutil.which("npm")

@@ -26,9 +26,11 @@ overwrites one. `update` compares each lesson in work/ with the course's edition
     cells the course deleted              removed if the learner never changed them, kept if they had
   The course's order of cells is kept; the merged file records the new edition's hashes, so the next
   update compares against the edition the learner now has.
+- a lesson the learner renamed or duplicated (`02_pure_python_mine.ipynb`) is the lesson its metadata names
+  ("generated_from"): it is merged under its own name, and a renamed one gets no blank twin under the old name;
 - before any change the old file is copied to work/.backups/<time>/ (and the copy checked, byte for byte);
 - a notebook that is not valid JSON, or has no record of the edition it came from, is reported and left
-  alone, as is any notebook of the learner's own;
+  alone (the report names the latest good copy in work/.backups/), as is any notebook of the learner's own;
 - another file (conventions.md) is replaced when the learner never changed it (work/.ffn-workspace records
   the hash of each copied file), and otherwise kept, with a line in the report.
 
@@ -53,11 +55,11 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-from helpers.progress import LOG, MARKER, read_log  # noqa: E402  (standard library only)
+from helpers.progress import (BACKUPS, LOG, MARKER, read_log, read_notebook_json,  # noqa: E402, F401
+                              restore_advice, writable)  # (standard library only)
 
 NOTEBOOKS = ROOT / "notebooks"
 WORK = ROOT / "work"
-BACKUPS = ".backups"
 META_KEY = "ffn_course"          # tools/notebooks.META_KEY (that module needs nbformat; this part must not)
 
 
@@ -73,24 +75,32 @@ def is_lesson(name: str) -> bool:
     return name.endswith(".ipynb")
 
 
-def read_notebook_json(path: Path, content: bytes | None = None) -> tuple[dict | None, str]:
-    """The notebook as JSON (read from `path`, or given as `content`), or None and what is wrong with it."""
-    try:
-        data = json.loads((path.read_bytes() if content is None else content).decode("utf-8"))
-    except OSError as error:
-        return None, f"it cannot be read ({error.strerror or error})"
-    except (UnicodeDecodeError, ValueError) as error:
-        return None, f"it is not valid JSON ({error})"
-    if not isinstance(data, dict) or not isinstance(data.get("cells"), list):
-        return None, "it is JSON but not a notebook (no list of cells)"
-    return data, ""
-
-
 def edition(nb: dict) -> dict | None:
     """The hash of each cell of the course edition a notebook was made from (None when not recorded)."""
     meta = nb.get("metadata", {}).get(META_KEY)
     recorded = meta.get("cell_sha") if isinstance(meta, dict) else None
     return recorded if isinstance(recorded, dict) else None
+
+
+def lesson_of(nb: dict) -> str | None:
+    """The course lesson a notebook was made from, as its metadata records it ("02_pure_python.ipynb"), or None."""
+    meta = nb.get("metadata", {}).get(META_KEY)
+    made_from = meta.get("generated_from") if isinstance(meta, dict) else None
+    return Path(made_from).name if isinstance(made_from, str) and made_from.endswith(".ipynb") else None
+
+
+def renamed_copies(work: Path, lessons: list[str]) -> dict[str, list[str]]:
+    """Each course lesson -> the notebooks in `work` under another name whose metadata says they were made from
+    it (renamed, or duplicated in JupyterLab): they are that lesson, and make update brings its changes in."""
+    found: dict[str, list[str]] = {}
+    for path in sorted(work.glob("*.ipynb")):
+        if path.name in lessons:
+            continue
+        nb, _ = read_notebook_json(path)
+        lesson = lesson_of(nb) if nb is not None else None
+        if lesson in lessons and edition(nb) is not None:
+            found.setdefault(lesson, []).append(path.name)
+    return found
 
 
 def file_sha(path: Path) -> str:
@@ -137,33 +147,39 @@ class Status:
     unreadable: dict[str, str] = field(default_factory=dict)  # name -> what is wrong
     older: list[str] = field(default_factory=list)          # of an older edition than notebooks/
     untracked: list[str] = field(default_factory=list)      # no record of their edition
-    missing: list[str] = field(default_factory=list)        # course lessons work/ lacks
+    missing: list[str] = field(default_factory=list)        # course lessons work/ lacks (under any name)
+    renamed: dict[str, list[str]] = field(default_factory=dict)  # lesson -> its copies under other names
     records: int = 0
     skipped: int = 0
-    log_problem: str = ""
+    log_problem: str = ""                    # the progress file cannot be read
+    log_unwritable: str = ""                 # ... or cannot be written: checks and answers are not saved
 
 
 def status(work: Path = WORK, source: Path = NOTEBOOKS) -> Status:
     state = Status(work, exists=(work / MARKER).is_file(), folder_exists=work.is_dir())
     if not state.folder_exists:
         return state
-    for name in [n for n in course_files(source) if is_lesson(n)]:
-        target = work / name
-        if not target.exists():
+    lessons = [n for n in course_files(source) if is_lesson(n)]
+    state.renamed = renamed_copies(work, lessons)
+    for name in lessons:
+        found = [n for n in [name] + state.renamed.get(name, []) if (work / n).exists()]
+        if not found:
             state.missing.append(name)
             continue
         state.lessons.append(name)
-        mine, problem = read_notebook_json(target)
-        if mine is None:
-            state.unreadable[name] = problem
-            continue
         new, _ = read_notebook_json(source / name)
-        if edition(mine) is None:
-            state.untracked.append(name)
-        elif new is not None and edition(mine) != edition(new):
-            state.older.append(name)
+        for mine_name in found:
+            mine, problem = read_notebook_json(work / mine_name)
+            if mine is None:
+                state.unreadable[mine_name] = problem
+            elif edition(mine) is None:
+                state.untracked.append(mine_name)
+            elif new is not None and edition(mine) != edition(new):
+                state.older.append(mine_name)
     records, state.skipped, state.log_problem = read_log(work)
     state.records = len(records)
+    if not state.log_problem:
+        state.log_unwritable = writable(work)
     return state
 
 
@@ -171,9 +187,11 @@ def describe_status(state: Status) -> list[str]:
     if not state.exists:
         return [f"There is no workspace in {state.work} yet: `make lab` creates it from notebooks/."]
     lines = [f"{state.work}: a workspace with {len(state.lessons)} lesson(s)."]
+    for lesson, names in state.renamed.items():
+        lines.append(f"{', '.join(names)}: your copy of {lesson} under another name (its metadata says which "
+                     "lesson it is); `make update` brings the course's changes into it.")
     for name, problem in state.unreadable.items():
-        lines.append(f"{name}: {problem}. Jupyter cannot open it either; restore it from {BACKUPS}/ if a copy "
-                     "is there, or move it aside and run `make lab` for a fresh copy.")
+        lines.append(f"{name}: {problem}. Jupyter cannot open it either; {restore_advice(state.work, name)}.")
     if state.older:
         lines.append(f"Older than the course's edition in notebooks/: {', '.join(state.older)}. "
                      "Run `make update` to bring the changes in (your work is kept).")
@@ -181,6 +199,8 @@ def describe_status(state: Status) -> list[str]:
         lines.append(f"Not in work/ yet: {', '.join(state.missing)} (`make lab` or `make update` copies them in).")
     if state.log_problem:
         lines.append(f"Progress: {state.log_problem}.")
+    elif state.log_unwritable:
+        lines.append(f"Progress: {state.log_unwritable}, so checks and quiz answers are not being saved.")
     else:
         lines.append(f"Progress: {state.records} record(s)" + (f", {state.skipped} unreadable line(s) skipped"
                                                                  if state.skipped else "") + ".")
@@ -208,9 +228,10 @@ def create(work: Path = WORK, source: Path = NOTEBOOKS) -> list[str]:
     work.mkdir(parents=True, exist_ok=True)
     marker = read_marker(work)
     copied = []
+    renamed = renamed_copies(work, [n for n in course_files(source) if is_lesson(n)])
     for name in course_files(source):
         target = work / name
-        if target.exists():
+        if target.exists() or name in renamed:      # a lesson renamed by the learner is theirs already
             continue
         copy_in(source / name, target)
         if not is_lesson(name):
@@ -225,6 +246,9 @@ def create(work: Path = WORK, source: Path = NOTEBOOKS) -> list[str]:
     elif copied:
         lines.append(f"Copied into {shown(work)}: {', '.join(copied)}.")
     lines += edited_in_notebooks(source, copied)
+    lines += [f"{lesson}: not copied in, as your copy of it is {', '.join(names)} (its metadata says which lesson "
+              f"it is). `make reset LESSON={lesson.split('_', 1)[0]}` puts a fresh one beside it."
+              for lesson, names in renamed.items() if not (work / lesson).exists()]
     state = status(work, source)
     if state.older:
         lines.append(f"{len(state.older)} lesson(s) in {shown(work)} are older than the course's edition in notebooks/ "
@@ -324,18 +348,29 @@ def update(work: Path = WORK, source: Path = NOTEBOOKS) -> Report:
     backup = Backup(work)
     marker = read_marker(work)
     names = course_files(source)
+    renamed = renamed_copies(work, [n for n in names if is_lesson(n)])
     for name in names:
-        try:
-            if is_lesson(name):
-                update_lesson(work / name, source / name, backup, report)
-            else:
-                update_file(work / name, source / name, marker, backup, report)
-        except Exception as error:            # this file is left as it was; the others carry on
-            report.failed = True
-            report.add("PROBLEM", name, f"left as it was ({type(error).__name__}: {error})")
+        # A lesson the learner renamed (its metadata says which it is) is updated under its new name, and gets
+        # no fresh blank copy under the old one.
+        targets = [name] if name not in renamed or (work / name).exists() else []
+        for target in targets + renamed.get(name, []):
+            try:
+                if is_lesson(name):
+                    update_lesson(work / target, source / name, backup, report)
+                    if target != name:
+                        report.lines.append(f"           your copy of {name}, renamed: its metadata says which "
+                                            "lesson it is, so the course's changes went into it"
+                                            + ("" if (work / name).exists() else
+                                               f" (no fresh {name} was copied in beside it)"))
+                else:
+                    update_file(work / target, source / name, marker, backup, report)
+            except Exception as error:            # this file is left as it was; the others carry on
+                report.failed = True
+                report.add("PROBLEM", target, f"left as it was ({type(error).__name__}: {error})")
     write_marker(work, marker)
+    handled = set(names) | {n for copies in renamed.values() for n in copies}
     for path in sorted(work.glob("*.ipynb")):
-        if path.name not in names:
+        if path.name not in handled:
             nb, _ = read_notebook_json(path)
             if nb is not None and edition(nb) is not None:
                 report.add("kept", path.name, "no longer part of the course; left as it is")
@@ -365,7 +400,10 @@ def update_file(target: Path, new: Path, marker: dict, backup: Backup, report: R
 
 
 def update_lesson(target: Path, new_path: Path, backup: Backup, report: Report) -> None:
+    """Bring the course's edition `new_path` of a lesson into the learner's `target`, which may carry another
+    name (a lesson the learner renamed: the report says which lesson it is)."""
     name = target.name
+    course_name = new_path.name
     if not target.exists():
         copy_in(new_path, target)
         report.add("new", name, "a new lesson, copied in")
@@ -374,8 +412,8 @@ def update_lesson(target: Path, new_path: Path, backup: Backup, report: Report) 
     mine_json, problem = read_notebook_json(target, original)
     if mine_json is None:
         report.failed = True
-        report.add("PROBLEM", name, f"{problem}. Left as it is: fix it, or move it aside and run `make update` "
-                                    "again for a fresh copy")
+        report.add("PROBLEM", name, f"{problem}. Left as it is. To get it back: "
+                                    f"{restore_advice(report.work, name)}")
         return
     new_json, problem = read_notebook_json(new_path)
     if new_json is None or edition(new_json) is None:
@@ -383,7 +421,7 @@ def update_lesson(target: Path, new_path: Path, backup: Backup, report: Report) 
     old = edition(mine_json)
     if old is None:
         report.add("kept", name, f"it has no record of the course edition it came from, so it cannot be merged; "
-                                 f"left as it is (the course's edition is notebooks/{name})")
+                                 f"left as it is (the course's edition is notebooks/{course_name})")
         return
     if old == edition(new_json):
         report.add("current", name)
@@ -397,7 +435,7 @@ def update_lesson(target: Path, new_path: Path, backup: Backup, report: Report) 
         copy_in(new_path, target)
         report.add("updated", name, f"the new edition (you had not changed it; backup {shown(saved)})")
         return
-    merged, notes = merge(mine, new, name)
+    merged, notes = merge(mine, new, course_name)
     nbformat.validate(merged)
     saved = backup.save(target, original)
     text = nbformat.writes(merged)

@@ -25,7 +25,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from helpers.checks._verdict import copied_from, current_tally, hidden_cases
+from helpers.checks._verdict import copied_from, current_tally, failed_attempts, hidden_cases
 from helpers.checks._verdict import hidden_rng  # noqa: F401  (the lessons' hidden cases draw from it)
 
 PASS, FAIL = "\u2714", "\u2718"  # check mark, ballot x
@@ -37,6 +37,9 @@ _LIBRARY_DIRS = tuple({str(Path(__file__).resolve().parents[1])} |
 # --------------------------------------------------------------------------------------------------------
 # Calling the learner's code safely
 # --------------------------------------------------------------------------------------------------------
+_MATMUL_MISMATCH = re.compile(r"mismatch in its core dimension|shapes \([^)]*\) and \([^)]*\) not aligned")
+
+
 @dataclass
 class Outcome:
     """What one call of a function did: the value it returned or the exception it raised."""
@@ -62,7 +65,10 @@ class Outcome:
         """Both raised the same exception type with the same message up to its numbers: the same kind of
         failure (a matmul whose inner sizes differ), not merely any ValueError."""
         def gist(error):  # the message without its numbers and parenthesised shapes
-            return type(error), re.sub(r"\d+", "#", re.sub(r"\([^()]*\)", "()", str(error)))
+            message = str(error)
+            if _MATMUL_MISMATCH.search(message):     # @, np.matmul and np.dot say the same thing in other words
+                return type(error), "the inner sizes of a matrix product differ"
+            return type(error), re.sub(r"\d+", "#", re.sub(r"\([^()]*\)", "()", message))
         return self.raised and other.raised and gist(self.error) == gist(other.error)
 
     def describe_error(self) -> str:
@@ -154,8 +160,10 @@ def _handed_in(args: dict[str, Any]) -> set:
     return found
 
 
-def run(fn: Callable, args: dict[str, Any], watch: str = "") -> Outcome:
-    """Call fn with copies of args (in order) and report what happened. Never raises.
+def run(fn: Callable, args: dict[str, Any], watch: str = "", errors: dict | None = None) -> Outcome:
+    """Call fn with copies of args (in order) and report what happened. Never raises. `errors`: NumPy's
+    floating-point error settings to call fn with (np.geterr() of the learner's session), where the caller
+    has changed them for its own arithmetic.
 
     With `watch` (an exercise's name), also note any function of the course library that computes that
     exercise (its own name, or one listed in COURSE_VERSIONS) and that runs on the learner's behalf, e.g.
@@ -218,7 +226,8 @@ def run(fn: Callable, args: dict[str, Any], watch: str = "") -> Outcome:
         if watch:
             sys.setprofile(profile)
             threading.setprofile(profile)
-        value = fn(*copies.values())
+        with np.errstate(**(errors or np.geterr())):
+            value = fn(*copies.values())
     except BaseException as error:  # the learner's code may raise anything, even SystemExit
         if isinstance(error, KeyboardInterrupt):
             raise
@@ -402,6 +411,32 @@ class Mistake:
     name: str   # e.g. "one stride for both matrices"
     fix: str    # what to change, in a sentence or two
     fn: Callable
+    later: str = ""   # what the fix says only after a second failure: a line of the solution (see tiered)
+
+
+SECOND_TIER = "If it fails again, the check shows the line to write."
+
+
+def tiered(text: str, formulas: Sequence[str]) -> tuple[str, str]:
+    """text split into what a first failure may say and what only a second may: the sentences that hold one of
+    `formulas` (lines of the solution, compared without spaces) go to the second. No answer before a second
+    failure (issue 21): the first says what is wrong and where, the second may show the line."""
+    def bare(t):
+        return re.sub(r"[\s`]", "", t)
+    sentences = re.split(r"(?<=[.:;])\s+(?=[A-Z(`a-z])", text)
+    first = [t for t in sentences if not any(bare(f) in bare(t) for f in formulas)]
+    later = [t for t in sentences if any(bare(f) in bare(t) for f in formulas)]
+    return " ".join(first), " ".join(later)
+
+
+def with_tiers(mistakes: Sequence[Mistake], formulas: Sequence[str]) -> list[Mistake]:
+    """The mistakes with every sentence of their fixes that shows a formula of `formulas` moved to `later`."""
+    out = []
+    for mistake in mistakes:
+        first, later = tiered(mistake.fix, formulas)
+        out.append(Mistake(mistake.name, first or "Look at that step again.", mistake.fn,
+                           " ".join(t for t in (mistake.later, later) if t)))
+    return out
 
 
 class Report:
@@ -482,6 +517,8 @@ def _agree(outcome: Outcome, normalized: Any, other: Outcome, case: Case, valida
     """Whether the learner's outcome on a case is the one a mistake produces there."""
     if outcome.raised or other.raised:
         return outcome.same_error(other)
+    if other.mutated and outcome.mutated != other.mutated:   # a mistake that changes its inputs is matched by
+        return False                                          # a learner who changes the same ones
     try:
         if validate(other.value, case) is not None:  # the mistake returns something malformed here ...
             # ... so it matches a learner whose result is malformed in the same way
@@ -494,28 +531,60 @@ def _agree(outcome: Outcome, normalized: Any, other: Outcome, case: Case, valida
 def _wrong(result: Outcome, case: Case, expected: Any, validate, normalize, compare) -> bool:
     """Whether a mistake's outcome on a case differs from the expected one."""
     try:
-        return (result.raised or validate(result.value, case) is not None
+        return (result.raised or bool(result.mutated) or validate(result.value, case) is not None
                 or not compare(normalize(result.value), expected))
     except Exception:
         return True
 
 
 def _diagnose(outcomes: list[tuple[Outcome, Any]], cases: Sequence[Case], mistakes: Sequence[Mistake],
-              validate, normalize, compare, first_failure: int, expected: Any) -> tuple[str, Mistake] | None:
-    """Name the mistake that reproduces the learner's results: on every case if possible, else on the
-    first failing case (only a mistake that itself gets that case wrong)."""
-    partial, partial_agreement = None, 0
+              validate, normalize, compare, failures: Sequence[int],
+              expected: Sequence[Any], right_values: Sequence[int] = ()) -> tuple[str, Mistake] | None:
+    """Name the mistake whose outcomes are the learner's on every case the learner fails (never by a
+    coincidence on one of them): "Likely mistake" when it also agrees on every case the learner passes,
+    "Possibly" when it gets some of those wrong (the learner makes that mistake only in some cases). A
+    mistake that gets a failing case right, or gives other numbers there, is never named (a case failed only
+    for an input changed in place, with the right numbers, is among `right_values`: there a mistake agrees by
+    giving the right numbers too)."""
+    possibly = None
     for mistake in mistakes:
-        results = [run(mistake.fn, case.args) for case in cases]
-        agree = [_agree(o, n, r, case, validate, normalize, compare)
-                 for (o, n), r, case in zip(outcomes, results, cases)]
-        if all(agree):
+        results: dict[int, Outcome] = {}
+        fits, shows = True, False
+        for index in failures:       # the failing cases first: most mistakes drop out at the first of them
+            results[index] = result = run(mistake.fn, cases[index].args)
+            outcome, normalized = outcomes[index]
+            wrong = _wrong(result, cases[index], expected[index], validate, normalize, compare)
+            shows = shows or wrong
+            if not (_agree(outcome, normalized, result, cases[index], validate, normalize, compare)
+                    and (wrong or index in right_values)):
+                fits = False
+                break
+        if not fits or not shows:
+            continue
+        if all(_agree(*outcomes[i], run(mistake.fn, case.args), case, validate, normalize, compare)
+               for i, case in enumerate(cases) if i not in results):
             return "Likely mistake", mistake
-        # Otherwise keep the mistake that reproduces the first failing case and agrees on the most cases.
-        if (agree[first_failure] and sum(agree) > partial_agreement
-                and _wrong(results[first_failure], cases[first_failure], expected, validate, normalize, compare)):
-            partial, partial_agreement = mistake, sum(agree)
-    return ("Possibly", partial) if partial else None
+        possibly = possibly or mistake
+    return ("Possibly", possibly) if possibly else None
+
+
+class Observed(str):
+    """A validation message that only states what the learner's result does (which rows are wrong, and where
+    they sit in the chunks), no cause: check_function shows it on its case whatever the diagnosis. Any other
+    message of a validator that goes on to a cause is a diagnosis of its own (see check_function)."""
+
+
+@dataclass
+class _Judged:
+    """One case's verdict before it is printed: kind is "pass", "raised", "mutated", "invalid", "reference"
+    or "numbers" (valid but wrong values)."""
+    case: Case
+    outcome: Outcome
+    normalized: Any
+    expected: Any
+    kind: str
+    message: str | None
+    observed: bool = False
 
 
 def check_function(title: str, fn: Any, cases: Sequence[Case], reference: Callable,
@@ -524,7 +593,7 @@ def check_function(title: str, fn: Any, cases: Sequence[Case], reference: Callab
                    compare: Callable[[Any, Any], bool] = close,
                    normalize: Callable[[Any], Any] = lambda v: v,
                    describe: Callable[[Any], str] = fmt,
-                   fallback_hint: str = "",
+                   fallback_hint: str | tuple[str, str] = "",
                    hidden: Sequence[Case] = ()) -> bool:
     """Run `fn` on every case against `reference`, print the verdicts, and return True only if all pass.
 
@@ -532,7 +601,24 @@ def check_function(title: str, fn: Any, cases: Sequence[Case], reference: Callab
     valid value into what compare and describe expect (for example a list of floats). `hidden` cases (a list,
     or a function that builds them from hidden_rng) run only while the work is graded
     (helpers.checks._verdict.grading); otherwise a pass says "public cases".
+
+    Every case runs before anything is printed, so that what the lines say agrees with the diagnosis: a
+    mistake is named only when it reproduces the learner's outcome on every failing case (_diagnose), and then
+    the failing cases it explains show what came back, not another cause; a note about the cause (the last
+    digits lost) is shown only when it holds on every failing case; and when no mistake fits, the report
+    says what differs, without a name.
     """
+    # The check's own arithmetic (the reference, the comparisons, the mistakes, what differs) may meet NaN, inf
+    # or leftovers of np.empty in a learner's result: no NumPy RuntimeWarning of its own shows under the cell.
+    # The learner's code runs with the settings it was called with, so its own warnings still show.
+    learners = np.geterr()
+    with np.errstate(all="ignore"):
+        return _check_function(title, fn, cases, reference, validate, mistakes, compare, normalize, describe,
+                               fallback_hint, hidden, learners)
+
+
+def _check_function(title, fn, cases, reference, validate, mistakes, compare, normalize, describe, fallback_hint,
+                    hidden, learners) -> bool:
     has_hidden = bool(hidden)
     hidden = hidden_cases(hidden)          # built now (drawn from the grading secret), or none outside grading
     run_hidden = bool(hidden)
@@ -542,67 +628,313 @@ def check_function(title: str, fn: Any, cases: Sequence[Case], reference: Callab
     report.tally.total = len(cases)  # what a check stopped early (a stub, an exception) is out of
     if not callable(fn):
         return not_a_function(title, fn)
-    outcomes: list[tuple[Outcome, Any]] = []
-    failures: list[int] = []
-    first_expected = None
-    last_message = None
-    wrong_values = False  # a failure that a hint about the computation could help with
-    for index, case in enumerate(cases):
-        outcome = run(fn, case.args, watch=title)
+    judged: list[_Judged] = []
+    for case in cases:
+        outcome = run(fn, case.args, watch=title, errors=learners)
         if outcome.not_implemented:
             return report.not_implemented()
         expected = reference(*copy.deepcopy(case.args).values())
-        normalized = None
+        normalized, kind, message, problem = None, "pass", None, None
         if outcome.raised:
-            message = f"your function {outcome.describe_error()}"
-            # A name not defined, an attribute that does not exist, a failed import: the code stops before any
-            # number exists, so a hint about the computation would send the learner the wrong way.
-            wrong_values = wrong_values or not isinstance(outcome.error, (NameError, AttributeError, ImportError))
+            kind, message = "raised", f"your function {outcome.describe_error()}"
+        elif outcome.mutated:
+            # Before the value: a changed input is a fact, and wrong numbers may only follow from it.
+            kind, message = "mutated", in_place_message(outcome.mutated, case.args)
+            if (also := validate_quietly(validate, outcome.value, case)) is None:
+                normalized = _try(normalize, outcome.value)
+            else:
+                message += f". Also, your function {also}"
         elif (problem := validate(outcome.value, case)) is not None:
-            message = f"your function {problem}"
+            kind, message = "invalid", f"your function {problem}"
         else:
             normalized = normalize(outcome.value)
-            if outcome.mutated:
-                message = in_place_message(outcome.mutated, case.args)
-            elif outcome.references:
+            if outcome.references:
+                kind = "reference"
                 message = (f"your function calls the course's own `{outcome.references[0]}`: the exercise is "
                            "to write that computation yourself (the reference is for the cells after it)")
                 report.tally.mistake = report.tally.mistake or f"calls the course's own {outcome.references[0]}"
-            elif compare(normalized, expected):
-                message = None
-            else:
-                shown_expected, shown_got = describe(expected), describe(normalized)
-                message = f"expected {shown_expected}, got {shown_got}" \
-                    + (largest_difference(normalized, expected) if shown_expected == shown_got else "") \
-                    + precision_note(normalized, expected, outcome.value)
-                wrong_values = True
-        outcomes.append((outcome, normalized))
-        if message is None:
-            report.passed(case.name)
-            last_message = None      # "as above" refers to the line just above, never across a pass
-        else:
-            if not failures:
-                first_expected = expected
-            # The same words failure after failure (numbers aside) only bury the verdict; a plain "expected
-            # ..., got ..." is short, and its numbers are the news, so it is always shown.
-            if (last_message is not None and _gist(message) == _gist(last_message)
-                    and not message.startswith("expected ")):
-                shown = "the same as above" if message == last_message else "the same as above, with its own numbers"
-            else:
-                shown = message
-            last_message = message
-            failures.append(index)
-            report.failed(case.name, shown)
+            elif not compare(normalized, expected):
+                kind = "numbers"
+        judged.append(_Judged(case, outcome, normalized, expected, kind, message,
+                              observed=kind == "invalid" and isinstance(problem, Observed)))
+    failures = [i for i, j in enumerate(judged) if j.kind != "pass"]
     found = None
-    if failures and mistakes and not any(o.references for o, _ in outcomes):   # a reference call is the mistake
-        found = _diagnose(outcomes, cases, mistakes, validate, normalize, compare, failures[0], first_expected)
+    if failures and mistakes and not any(j.kind == "reference" for j in judged):   # a reference call is the mistake
+        found = _diagnose([(j.outcome, j.normalized) for j in judged], cases, mistakes, validate, normalize,
+                          compare, failures, [j.expected for j in judged],
+                          [i for i in failures if judged[i].kind == "mutated" and judged[i].normalized is not None
+                           and _try(lambda v: compare(v, judged[i].expected), judged[i].normalized)])
+    # A validation message that goes on from what came back to a cause ("2 is the number of columns", "a cache
+    # keyed on d") is a diagnosis of its own: it stays only when the same words fit every failing case.
+    # Only a value with wrong numbers is re-read so (right numbers refused for how they were made, a loop or a
+    # dtype, and results of the wrong kind or shape keep their messages).
+    invalid = [judged[i] for i in failures if judged[i].kind == "invalid"]
+    said_alike = bool(invalid) and len(invalid) == len(failures) and len({_gist(j.message) for j in invalid}) == 1
+    if invalid and not said_alike:
+        for j in invalid:
+            if not j.observed and _comparable(normalize, j) \
+                    and not _try(lambda v: compare(normalize(v), j.expected), j.outcome.value):
+                j.kind, j.normalized = "numbers", normalize(j.outcome.value)
+        # Of results of the wrong form said alike ("returned 2 numbers; expected 3"), a cause given for one and
+        # not the others ("2 is the number of columns") is a guess from that one case: what came back stays.
+        alike: dict[str, list[_Judged]] = {}
+        for j in invalid:
+            if j.kind == "invalid" and not j.observed:
+                alike.setdefault(_gist(_first_sentence(j.message)), []).append(j)
+        for group in alike.values():
+            if len({_first_sentence(j.message) == j.message for j in group}) > 1:
+                for j in group:
+                    j.message = _first_sentence(j.message)
+    numbers = [j for j in judged if j.kind == "numbers"]
+    # What differs is said from every failing case that returned numbers, of the right form or not.
+    readable = [(value, j.expected) for j in (judged[i] for i in failures)
+                if (value := j.normalized if j.kind == "numbers" else
+                    _try(normalize, j.outcome.value) if j.kind == "invalid" and j.outcome.value is not None
+                    else None) is not None and _shaped_alike(value, j.expected)
+                and not _try(lambda v: compare(v, j.expected), value)]     # right numbers refused otherwise
+    # A note on the cause of a small difference holds for every failing case, or it is no diagnosis.
+    notes = [precision_note(j.normalized, j.expected, j.outcome.value) for j in numbers]
+    show_notes = bool(numbers) and not found and len(numbers) == len(failures) and all(notes)
+    for j, note in zip(numbers, notes):
+        _try(lambda v: compare(v, j.expected), j.normalized)   # a describe may read what compare saw last
+        j.message = _expected_got(describe, j.expected, j.normalized) + (note if show_notes else "")
+    wrong_values = any(j.kind in ("numbers", "invalid") or (j.kind == "raised" and not isinstance(
+        j.outcome.error, (NameError, AttributeError, ImportError))) for j in judged)
+    # A name not defined, an attribute that does not exist, a failed import: the code stops before any number
+    # exists, so a hint about the computation would send the learner the wrong way.
+    last_message = None
+    for j in judged:
+        if j.message is None:
+            report.passed(j.case.name)
+            last_message = None      # "as above" refers to the line just above, never across a pass
+            continue
+        # The same words failure after failure (numbers aside) only bury the verdict; a plain "expected
+        # ..., got ..." is short, and its numbers are the news, so it is always shown.
+        if (last_message is not None and _gist(j.message) == _gist(last_message)
+                and not j.message.startswith("expected ")):
+            shown = "the same as above" if j.message == last_message else "the same as above, with its own numbers"
+        else:
+            shown = j.message
+        last_message = j.message
+        report.failed(j.case.name, shown)
+    low = [_low_dtypes(j.outcome.value) for j in numbers]
     if found:
         label, mistake = found
-        report.line(f"{label}: {mistake.name}. {mistake.fix}")
-    elif wrong_values and fallback_hint:
+        later = (mistake.later if failed_attempts(title) >= 1 else SECOND_TIER) if mistake.later else ""
+        report.line(f"{label}: {mistake.name}. {mistake.fix}" + (f" {later}" if later else ""))
+    elif numbers and len(numbers) == len(failures) and all(dt - {"float64"} for dt in low) and not show_notes \
+            and all(_low_dtypes(j.case.args) == {"float64"} for j in numbers):
+        dtype = sorted(set().union(*low) - {"float64"})[0]
+        note = (f"your result is {dtype} in every failing case, where the inputs are float64: {dtype} keeps only "
+                f"about {7 if dtype == 'float32' else 3} significant digits, so the numbers differ in their last "
+                f"digits. Keep float64 through every step: no .astype(np.{dtype}) or np.{dtype}(...), and no "
+                f"dtype={dtype} where an array is made")
+        report.line(f"What differs: {note}.")
+        report.tally.problem = note
+        wrong_values = False              # the dtype is the thing to fix: a hint about the formula would mislead
+    elif show_notes:
+        report.tally.problem = notes[0].strip(" ()")
+    elif readable and not show_notes and not said_alike and (differs := what_differs(readable)):
+        some = "" if len(readable) == len(failures) else ", in the failing cases that returned numbers shaped right"
+        report.line(f"What differs{some}: {differs}. No mistake this check knows gives your numbers on every "
+                    "failing case.")
+        if len(readable) == len(failures) or judged[failures[0]].kind == "numbers":
+            report.tally.problem = differs
+    if not found and wrong_values and fallback_hint:
+        if isinstance(fallback_hint, tuple):   # (a first failure's nudge, what a second failure may show)
+            fallback_hint = fallback_hint[1] if failed_attempts(title) >= 1 else f"{fallback_hint[0]} {SECOND_TIER}"
         report.line(f"Hint: {fallback_hint}")
     return report.finish(len(cases), len(failures), hidden=len(hidden) if run_hidden else 0,
                          hidden_skipped=has_hidden and not run_hidden)
+
+
+def validate_quietly(validate, value: Any, case: Case) -> str | None:
+    """validate(value, case), with a validator that itself fails counting as a problem."""
+    try:
+        return validate(value, case)
+    except Exception as error:   # noqa: BLE001  (a malformed value may break a validator's own arithmetic)
+        return f"could not be read ({type(error).__name__})"
+
+
+def _try(function: Callable, value: Any) -> Any:
+    try:
+        return function(value)
+    except Exception:   # noqa: BLE001
+        return None
+
+
+def _expected_got(describe, expected: Any, got: Any) -> str:
+    shown_expected, shown_got = describe(expected), describe(got)
+    return f"expected {shown_expected}, got {shown_got}" \
+        + (largest_difference(got, expected) if shown_expected == shown_got else "")
+
+
+def _first_sentence(text: str) -> str:
+    """A message's first sentence ("your function returned 2 numbers; expected 3"), without what follows."""
+    match = re.search(r"(?<!\be\.g)(?<!\bi\.e)\.(\s|$)", text)
+    return text[:match.start()] if match else text
+
+
+def _comparable(normalize, judged: _Judged) -> bool:
+    """Whether a value that validation refused is still numbers shaped like the expected result, so that what
+    came back can be said as expected and got (and compared) instead of in the validator's words."""
+    if judged.outcome.value is None:
+        return False
+    try:
+        got = np.asarray(normalize(judged.outcome.value), dtype=float)
+        expected = np.asarray(judged.expected, dtype=float)
+    except Exception:   # noqa: BLE001  (a value of the wrong kind or shape)
+        return False
+    return got.shape == expected.shape and bool(np.all(np.isfinite(got)))
+
+
+def what_differs(pairs: Sequence[tuple[Any, Any]]) -> str:
+    """What the learner's numbers (got) do against the expected ones over the failing cases, (got, expected)
+    pairs of one shape, said without naming a mistake: off by the same amount or factor everywhere, the sign
+    flipped, which entries (rows, columns) differ and in which direction, and the largest gap. "" when the
+    values are not numbers of matching shapes."""
+    if pairs and all(_parts(got, expected) for got, expected in pairs):     # several arrays returned, e.g. (W, b)
+        n = len(pairs[0][0])
+        wrong = [k for k in range(n) if any(not close(got[k], expected[k], rtol=1e-9, atol=1e-12)
+                                            for got, expected in pairs)]
+        ordinal = ["1st", "2nd", "3rd"] + [f"{k}th" for k in range(4, n + 1)]
+        if wrong and len(wrong) < n:
+            parts = " and ".join(ordinal[k] for k in wrong)
+            inner = what_differs([(got[wrong[0]], expected[wrong[0]]) for got, expected in pairs
+                                  if not close(got[wrong[0]], expected[wrong[0]], rtol=1e-9, atol=1e-12)])
+            return (f"of the {n} values returned, only the {parts} {'is' if len(wrong) == 1 else 'are'} wrong"
+                    + (f"; in the {ordinal[wrong[0]]}, {inner}" if inner else ""))
+        return ""
+    arrays = []
+    for got, expected in pairs:
+        try:
+            g, e = np.asarray(got, dtype=float), np.asarray(expected, dtype=float)
+        except (TypeError, ValueError, OverflowError):
+            return ""
+        if g.ndim == 1 and e.ndim == 1 and g.shape != e.shape or g.size == 0 or e.size == 0:
+            return _which_items(pairs)
+        if g.shape != e.shape or not (np.all(np.isfinite(g)) and np.all(np.isfinite(e))):
+            return ""
+        arrays.append((g, e))
+    if not arrays:
+        return ""
+    scalar = all(g.size == 1 for g, _ in arrays)
+    where = "in every failing case" if scalar else "in every entry of every failing case"
+    gaps = [g - e for g, e in arrays]
+    largest = max((gap.ravel()[int(np.argmax(np.abs(gap)))] for gap in gaps), key=abs)
+    if all(np.allclose(gap, largest, rtol=1e-9, atol=1e-12) for gap in gaps):
+        more = "more" if largest > 0 else "less"
+        return f"yours is {fmt(abs(float(largest)), 8)} {more} than the right value {where}"
+    with np.errstate(all="ignore"):
+        ratios = [np.where(e != 0, g / e, np.nan) for g, e in arrays]
+    known = np.concatenate([r.ravel() for r in ratios])
+    known = known[np.isfinite(known)]
+    if known.size and all(np.allclose(g, known[0] * e, rtol=1e-9, atol=1e-12) for g, e in arrays):
+        factor = float(known[0])
+        if abs(factor + 1) < 1e-9:
+            return f"yours has the opposite sign to the right values {where}"
+        if abs(factor) < 1e-12:
+            return "yours is 0 wherever the right value is not"
+        return f"yours is {fmt(factor, 8)} times the right values {where}"
+    g, e = arrays[0]
+    wrong = ~np.isclose(g, e, rtol=1e-9, atol=1e-12)
+    parts = []
+    if g.size > 1:
+        parts.append(f"in the first case with wrong numbers {int(wrong.sum())} of {g.size} entries differ"
+                     + (" (the others are right)" if not wrong.all() else ""))
+        if g.ndim == 2 and not wrong.all():
+            rows = [int(i) for i in np.flatnonzero(wrong.any(axis=1))]
+            columns = [int(i) for i in np.flatnonzero(wrong.any(axis=0))]
+            if len(rows) < g.shape[0]:
+                parts.append(f"only in {'row' if len(rows) == 1 else 'rows'} {fmt(rows, max_items=6)}")
+            elif len(columns) < g.shape[1]:
+                parts.append(f"only in {'column' if len(columns) == 1 else 'columns'} {fmt(columns, max_items=6)}")
+    gap = (g - e)[wrong]
+    if np.all(g[wrong] == 0):
+        parts.append("yours is 0 there")
+    elif np.all(gap > 0):
+        parts.append("yours is too large " + ("there" if g.size > 1 else "in it"))
+    elif np.all(gap < 0):
+        parts.append("yours is too small " + ("there" if g.size > 1 else "in it"))
+    elif np.allclose(g[wrong], -e[wrong], rtol=1e-9, atol=1e-12):
+        parts.append("yours has the opposite sign there")
+    else:
+        parts.append("some too large, some too small")
+    if g.size > 1:
+        at = np.unravel_index(int(np.argmax(np.abs(g - e))), g.shape)
+        index = at[0] if len(at) == 1 else tuple(int(i) for i in at)
+        parts.append(f"the largest gap is at index {index}, where the right value is {fmt(e[at], 6)} and yours "
+                     f"{fmt(g[at], 6)}")
+    return "; ".join(parts)
+
+
+def _low_dtypes(value: Any) -> set[str]:
+    """The float dtypes of the arrays in a value (also inside a tuple, list or dict, one level down), with
+    "float64" standing for any float64 one: {"float32"} for a result computed in float32."""
+    values = list(value.values()) if isinstance(value, dict) else \
+        list(value) if isinstance(value, (tuple, list)) else [value]
+    found = {str(v.dtype) for v in values if isinstance(v, np.ndarray) and v.dtype.kind == "f"}
+    return {"float64" if d == "float64" else d for d in found if d in ("float16", "float32", "float64")}
+
+
+def _shaped_alike(got: Any, expected: Any) -> bool:
+    """Whether a result can be set beside the expected one entry by entry: the same shape, several arrays
+    shaped alike, or two flat sequences (of any lengths: what one leaves out, the other shows)."""
+    if _parts(got, expected):
+        return True
+    try:
+        g, e = np.shape(got), np.shape(expected)
+    except (TypeError, ValueError):
+        return False
+    return g == e or (len(g) == 1 and len(e) == 1)
+
+
+def _parts(got: Any, expected: Any) -> bool:
+    """Whether a result is several arrays (a tuple such as (W, b)), each shaped as the expected one's."""
+    # (a reference may carry more than the answer, such as route's logits after its experts and weights)
+    return (isinstance(expected, (tuple, list)) and isinstance(got, (tuple, list)) and len(expected) >= len(got) > 1
+            and all(isinstance(e, np.ndarray) for e in expected)
+            and all(np.shape(g) == np.shape(e) for g, e in zip(got, expected)))
+
+
+def _which_items(pairs: Sequence[tuple[Any, Any]]) -> str:
+    """what_differs for flat sequences of other lengths (a list of indices, a vector cut short): what yours
+    leaves out or adds, said for every failing case when it is the same there."""
+    kinds = []
+    for got, expected in pairs:
+        try:
+            g, e = [float(v) for v in np.ravel(got)], [float(v) for v in np.ravel(expected)]
+        except (TypeError, ValueError, OverflowError):
+            return ""
+        if not g:
+            kinds.append(("empty", f"yours stops short: the first 0 of {len(e)} are right and the last {len(e)} "
+                                   "missing"))
+        elif len(g) < len(e) and np.allclose(g, e[:len(g)], rtol=1e-9, atol=1e-12):
+            kinds.append(("short", f"yours stops short: the first {len(g)} of {len(e)} are right and "
+                                   f"the last {len(e) - len(g)} missing"))
+        elif len(g) > len(e) and np.allclose(g[:len(e)], e, rtol=1e-9, atol=1e-12):
+            kinds.append(("long", f"yours goes on too long: {len(g)} where {len(e)} are right, the extra at the end"))
+        elif set(g) < set(e):
+            kinds.append(("fewer", f"yours leaves out {fmt(sorted(set(e) - set(g)))} and has nothing wrong"))
+        elif set(g) > set(e):
+            kinds.append(("more", f"yours has {fmt(sorted(set(g) - set(e)))} too, beside every right one"))
+        else:
+            kinds.append(("other", f"{len(g)} where {len(e)} are right"))
+    if not kinds:
+        return ""
+    if {kind for kind, _ in kinds} == {"empty", "short"}:
+        kinds = [("short", text) for _, text in kinds]     # nothing at all is the shortest of all
+    first = kinds[0][1]
+    if all(kind == kinds[0][0] for kind, _ in kinds) and kinds[0][0] in ("empty", "short", "long", "fewer", "more"):
+        every = " in every failing case" if len(kinds) > 1 else ""
+        if kinds[0][0] == "empty":
+            return "yours is empty" + every
+        if kinds[0][0] == "short":
+            lost = {int(k[1].split("the last ")[1].split()[0]) for k in kinds}
+            return (f"yours stops short{every}, with the last {lost.pop()} missing and the rest right" if len(lost) == 1
+                    else f"yours stops short{every} (the rest is right); in the first, {first.split(': ', 1)[1]}")
+        return first + (f" (and alike{every})" if every else "")
+    return f"in the first failing case {first}"
 
 
 def largest_difference(got: Any, expected: Any) -> str:
@@ -625,9 +957,14 @@ def largest_difference(got: Any, expected: Any) -> str:
 
 def precision_note(got: Any, expected: Any, raw: Any = None) -> str:
     """For a result that is wrong only in its last digits (printed, the two often look the same): what is
-    wrong. "" when the difference is larger than that, or the values are not numbers."""
+    wrong. "" when the difference is larger than that, or the values are not numbers. A result of several arrays,
+    such as (W, b), is read as all its numbers together, and any float32 or float16 array in it is named."""
     try:
-        g, e = np.asarray(got, dtype=float), np.asarray(expected, dtype=float)
+        if _parts(got, expected):
+            g = np.concatenate([np.ravel(np.asarray(v, dtype=float)) for v in got])
+            e = np.concatenate([np.ravel(np.asarray(v, dtype=float)) for v in expected[:len(got)]])
+        else:
+            g, e = np.asarray(got, dtype=float), np.asarray(expected, dtype=float)
     except (TypeError, ValueError, OverflowError):
         return ""
     if g.shape != e.shape or g.size == 0 or not (np.all(np.isfinite(g)) and np.all(np.isfinite(e))):
@@ -637,11 +974,13 @@ def precision_note(got: Any, expected: Any, raw: Any = None) -> str:
     if scale == 0 or gap == 0 or gap > 1e-5 * scale:    # float32 keeps about 7 digits; rounding, 4 or more
         return ""
     digits = max(1, int(-math.log10(gap / scale)))
-    dtypes = {np.asarray(v).dtype for v in (raw, got) if isinstance(v, np.ndarray)}
-    low = sorted(str(d) for d in dtypes if d in (np.float16, np.float32))
+    arrays = [v for v in (raw, got) if isinstance(v, np.ndarray)] + \
+        [p for v in (raw, got) if isinstance(v, (tuple, list)) for p in v if isinstance(p, np.ndarray)]
+    low = sorted({str(a.dtype) for a in arrays if a.dtype in (np.float16, np.float32)})
     if low:
         return (f" (the two agree to about {digits} significant digits: your result is {low[0]}, which keeps "
-                "only that many; keep float64, the inputs' dtype, through every step)")
+                f"only that many; keep float64, the inputs' dtype, through every step: no .astype(np.{low[0]}) "
+                f"or np.{low[0]}(...), and no dtype={low[0]} where an array is made)")
     return (f" (the two agree to about {digits} significant digits, not to the last: a value rounded along the "
             "way, a float32 or float16 step, or an approximate formula where the exact one is asked?)")
 

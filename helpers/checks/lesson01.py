@@ -263,8 +263,18 @@ def check_hand_trace(fn, reveal: bool = False) -> bool:
                   "h": lambda: _h_candidates(base_z) + (_h_candidates(_TRACE["z"]) if "z" in valid else []),
                   "y": lambda: _y_candidates(base_h, base_z)}
     failed, carried, mistake_named = [], [], False
-    if all(p in valid and close_float64(valid[p], _SECTION_2[p]) for p in "zhy"):
+    section_2 = all(p in valid and close_float64(valid[p], _SECTION_2[p]) for p in "zhy")
+    if section_2:
         mistake_named = True   # named below, at the first failed part
+    # Parts wrong on their own (not right, and not right given the learner's previous part). A slip named at the
+    # first of them must explain every one: with two or more, one name cannot, so none is given (a known whole-
+    # answer pattern aside, such as the three parts in another order).
+    own = [p for p in "zhy" if p not in valid or not (close_float64(valid[p], _TRACE[p])
+                                                      or (p != "z" and close_float64(valid[p], follows[p])))]
+    reordered = (len(valid) == 3 and not all(close_float64(valid[p], _TRACE[p]) for p in "zhy")
+                 and any(all(close_float64(valid[p], _TRACE[q]) for p, q in zip("zhy", order))
+                         for order in itertools.permutations("zhy")))
+    quiet = reordered or (len(own) > 1 and not section_2)   # each part's line says which entries are wrong
     for part, meaning in _TRACE_PARTS:
         if got[part] is None:
             report.failed(meaning, f"`{part}` is None: give {part} its two numbers before `return z, h, y`")
@@ -290,6 +300,8 @@ def check_hand_trace(fn, reveal: bool = False) -> bool:
         explained = _explain(mine, candidates[part]())
         where = _which_entries(part, mine, follows[part])
         report.failed(meaning, f"your {part} = {fmt(mine, 12)} is not right" + (f" ({where})" if where else ""))
+        if quiet:
+            continue
         if close(mine, follows[part], rtol=1e-5, atol=1e-5) and not mistake_named:
             mistake_named = True
             report.line(f"Likely mistake: a typo or a tiny offset in {where or part}. It is within 1e-5 of the "
@@ -306,6 +318,14 @@ def check_hand_trace(fn, reveal: bool = False) -> bool:
                 report.line(f"Likely mistake: {name}. {fix}")
             else:
                 report.line(f"Possibly: a slip in {part}. {_TRACE_FALLBACK[part]}")
+    if reordered:
+        report.line("Likely mistake: z, h and y returned in another order. Each of your three lists is one of "
+                    "the trace's, but in the wrong place: return them as `return z, h, y`.")
+    elif quiet:
+        report.line(f"What differs: {' and '.join(own)} are each wrong on their own (neither right nor what follows "
+                    "from your previous part), so no one slip explains them: fix them one at a time, starting "
+                    f"with {own[0]}.")
+        report.tally.problem = f"{' and '.join(own)} each wrong on their own"
     if failed:   # a carried part is never alone: the part it follows from failed
         answer = "z = {}, h = {}, y = {}.".format(*(fmt(_TRACE[p]) for p in "zhy"))
         _reveal_line(report, title, reveal, answer, "Find the first step where yours parts from it.")
@@ -370,6 +390,9 @@ _TINY_FIX = ("A unit fires when z > 0, however small z is: z = 1e-9 fires too. C
              "with a small tolerance and not after np.round or round(); round only what you print.")
 
 
+_TINY_LEFT_OUT = 1e-3    # the largest z a "threshold above 0" may leave out (the cases' tiny units sit below it)
+
+
 def _threshold_above_zero(fn, cases) -> bool:
     """Whether fn gives, on every case, the units whose z exceeds some threshold of its own above 0 (or what
     rounding z first gives, which is the same), and leaves out a firing unit on at least one case."""
@@ -385,6 +408,8 @@ def _threshold_above_zero(fn, cases) -> bool:
             return False
         missing = firing - got
         if missing and got and max(z[k] for k in missing) >= min(z[k] for k in got):
+            return False
+        if any(z[k] >= _TINY_LEFT_OUT for k in missing):   # a unit that fires clearly left out: no tiny threshold
             return False
         left_out = left_out or bool(missing)
     return left_out
@@ -668,6 +693,13 @@ def _scaled(w, b):
     return [w[0] / size, w[1] / size], b / size
 
 
+def _exact(value: float) -> str:
+    """A learner's number as they wrote it, to every digit it has (-1.0000000001 stays that, never -1): the
+    shortest decimal that reads back as the same float, without a trailing .0."""
+    text = repr(float(value))
+    return text[:-2] if text.endswith(".0") else text
+
+
 def _two(a: float, b: float) -> tuple[str, str]:
     """a and b printed with as many digits as it takes to tell them apart (from 4 up to 17)."""
     for digits in range(4, 18):
@@ -687,7 +719,7 @@ def _detector_slip(w, b):
     if size == 0:
         return ("w = [0, 0], so the unit ignores x",
                 "With no pattern the unit is always on or always off, whatever the input: give x1 and x2 weights.")
-    balanced = abs(w1 + w2) <= 1e-9 * size
+    balanced = abs(w1 + w2) <= 4 * np.finfo(float).eps * size   # equal but for rounding (0.1 * 3 and 0.3)
     if w1 == 0 or w2 == 0:
         missing = "x1" if w1 == 0 else "x2"
         return (f"w ignores {missing}",
@@ -782,7 +814,8 @@ def check_detector(fn, reveal: bool = False) -> bool:
         return False
     w, b = [float(v) for v in w], float(b)
     w_scaled, b_scaled = _scaled(w, b)
-    report.header = (f"testing w = {fmt(w, 8)}, b = {fmt(b, 8)} on {len(_BELOW) + len(_ON) + len(_ABOVE)} inputs, "
+    report.header = (f"testing w = [{_exact(w[0])}, {_exact(w[1])}], b = {_exact(b)} on "
+                     f"{len(_BELOW) + len(_ON) + len(_ABOVE)} inputs, "
                      "on the line x1 = x2 + 1 and either side of it")
     failures = 0
     for name, points, want in (("silent below the line, where x1 < x2 + 1 (1e-3, 1e-6 and 1e-9 below it too)",

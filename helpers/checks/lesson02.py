@@ -22,8 +22,8 @@ import types
 import numpy as np
 
 from helpers import flat
-from helpers.checks._core import (Case, Mistake, Report, _agree, check_function, close_float64, fmt, is_library_file,
-                                  run, vector_problem)
+from helpers.checks._core import (Case, Mistake, Observed, Report, _agree, check_function, close_float64, fmt,
+                                  is_library_file, run, vector_problem)
 from helpers.checks._verdict import grader, hidden_cases, hidden_rng
 
 __all__ = ["check_matvec", "check_ffn_forward", "check_transpose"]
@@ -452,8 +452,8 @@ def check_matvec(fn) -> bool:
     """Grade `matvec(M, v)`: M @ v for a flat row-major M with len(v) columns and len(M) // len(v) rows."""
     return _check(
         "matvec", fn, MATVEC_CASES, flat.matvec, _matvec_problem, MATVEC_MISTAKES, hidden=_matvec_hidden,
-        fallback_hint="output i = sum over j of M[i * n_cols + j] * v[j], with n_cols = len(v) and "
-                      "n_rows = len(M) // n_cols.")
+        fallback_hint="output i = sum over j of M[i * n_cols + j] * v[j]: a row has len(v) numbers, and M "
+                      "holds as many rows as len(v) goes into len(M).")
 
 
 # --------------------------------------------------------------------------------------------------------
@@ -632,9 +632,17 @@ FFN_VARIANTS = (
 
 def _ffn_problem(value, case):
     D, H = len(case.args["x"]), len(case.args["b1"])
-    hints = {H: f"{H} is H, the hidden size: this looks like the hidden vector relu(W1 x + b1). Multiply it "
-                f"by W2 and add b2 to get back to D = {D} numbers"} if H != D else {}
-    return _sequence_problem(value, D, hints)
+    x, W1, b1 = case.args["x"], case.args["W1"], case.args["b1"]
+    hidden = [max(0.0, b1[i] + sum(W1[i * D + j] * x[j] for j in range(D))) for i in range(H)]
+    try:
+        is_hidden = H != D and len(value) == H and close_float64([float(v) for v in value], hidden)
+    except (TypeError, ValueError, OverflowError):
+        is_hidden = False
+    if is_hidden:   # checked, not guessed from the length: the words state what the value is
+        return Observed(_sequence_problem(value, D, {H: (
+            f"{H} is H, the hidden size: this is the hidden vector relu(W1 x + b1). Multiply it by W2 and add "
+            f"b2 to get back to D = {D} numbers")}))
+    return _sequence_problem(value, D)
 
 
 @grader

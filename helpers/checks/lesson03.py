@@ -13,7 +13,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from helpers.checks._core import (Case, Mistake, a_kind, array_problem, check_function, close, fmt,
+from helpers.checks._core import (Case, Mistake, Observed, a_kind, array_problem, check_function, close, fmt,
                                   int_problem, is_library_file, not_a_function, plain_arrays, plural, run)
 from helpers.checks._verdict import grader, hidden_cases, hidden_rng
 from helpers.ffn import ffn, relu
@@ -313,8 +313,8 @@ def check_ffn_batched(fn) -> bool:
         lambda measured, case: _batched_problem(measured, case, loop, explained),
         [Mistake(m.name, m.fix, _watched_batched(m.fn)) for m in _BATCHED_MISTAKES],
         compare=_agrees, normalize=lambda measured: measured.value, describe=_describe_rows,
-        fallback_hint="compute the hidden layer first, h = x @ W1 + b1, and check that its shape is "
-                      "(T, d_ff); then apply the activation, and the second matrix with its bias.",
+        fallback_hint="compute the hidden layer's pre-activations first (x times W1, plus b1) and check that "
+                      "their shape is (T, d_ff); then apply the activation, and the second matrix with its bias.",
         hidden=_batched_hidden)
 
 
@@ -990,11 +990,11 @@ def _wrong_rows(value: np.ndarray, expected: np.ndarray, chunk: int) -> str:
              f"{len(bad)} of the {T} rows (rows {fmt(bad, max_items=8)}), {spread}")
     first = bad[0]
     if expected.shape[1] <= 8:
-        return (f"returned wrong numbers in {where}. Row {first} should be {fmt(expected[first])}, got "
-                f"{fmt(value[first])}")
+        return Observed(f"returned wrong numbers in {where}. Row {first} should be {fmt(expected[first])}, got "
+                        f"{fmt(value[first])}")
     column = next(c for c in range(expected.shape[1]) if not _agrees(value[first, c], expected[first, c]))
-    return (f"returned wrong numbers in {where}. Row {first}, column {column} should be "
-            f"{fmt(expected[first, column])}, got {fmt(value[first, column])}")
+    return Observed(f"returned wrong numbers in {where}. Row {first}, column {column} should be "
+                    f"{fmt(expected[first, column])}, got {fmt(value[first, column])}")
 
 
 def _chunks_leaving_zeros(x, W1, b1, W2, b2, chunk):

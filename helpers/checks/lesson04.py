@@ -181,7 +181,7 @@ _GELU_MISTAKES = [
             "Φ(z) = 0.5 * (1 + erf(z / sqrt(2))).",
             lambda z: np.asarray(z, dtype=float) * _density(z)),
     Mistake("the factor z is missing (that is Φ(z) alone)",
-            "GELU multiplies z by Φ(z): return z * Phi, not Phi.",
+            "GELU multiplies z by Φ(z): the result is z times Phi, not Phi alone.",
             _Phi),
     Mistake("erf(z) where erf(z / sqrt(2)) belongs",
             "Φ(z) = 0.5 * (1 + erf(z / sqrt(2))): divide z by sqrt(2) inside the error function.",
@@ -323,12 +323,13 @@ def _activation_problem(value, case, reference, what: str) -> str | None:
     if problem is None:
         z = case.args["z"]
         with np.errstate(all="ignore"):
-            problem = _cut_off(value, z, reference(z), what)
-        if problem is not None:
-            return problem
+            precision = _precision_problem(value, reference(z), what, low=z.dtype != np.float64,
+                                           at=lambda small: reference(z.astype(small).astype(np.float64)))
+        if precision is not None and "that fit in" in precision:
+            return precision             # float32 inside also flushes the far tail to 0: that is no cut-off
         with np.errstate(all="ignore"):
-            problem = _precision_problem(value, reference(z), what, low=z.dtype != np.float64,
-                                         at=lambda small: reference(z.astype(small).astype(np.float64)))
+            problem = _cut_off(value, z, reference(z), what)
+        return problem if problem is not None else precision
     return problem
 
 

@@ -204,7 +204,7 @@ def _collapse_problem(value: Any, case: Case) -> str | None:
                 "the bias of the one equivalent layer)")
     W, b = value
     problem = _matrix_problem(W, "W", (d_in, d_out), {
-        (d_out, d_in): "That is W transposed: in the row-vector convention x @ W, W = W1 @ W2 is (d_in, d_out)"})
+        (d_out, d_in): "That is W transposed: in the row-vector convention x @ W, the collapsed W is (d_in, d_out)"})
     if problem:
         return problem
     return _matrix_problem(b, "b", (d_out,), {

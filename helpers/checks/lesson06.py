@@ -16,8 +16,8 @@ from typing import Any, Callable
 import numpy as np
 
 from helpers import kv_memory
-from helpers.checks._core import (Case, Mistake, Outcome, Report, a_kind, check_function, close, close_float64,
-                                  fmt, not_a_function, plain_arrays, run, vector_problem)
+from helpers.checks._core import (Case, Mistake, Observed, Outcome, Report, a_kind, check_function, close,
+                                  close_float64, fmt, not_a_function, plain_arrays, run, vector_problem)
 from helpers.checks._verdict import failed_attempts, grader, hidden_cases, hidden_rng
 from helpers.ffn import relu
 from helpers.kv_memory import build_memory
@@ -483,17 +483,25 @@ def _survey(fn, cases) -> _Survey:
 def _in_place(names: list[str]) -> Mistake:
     """The mistake of a function whose numbers are right but which changed its inputs: named as that, not as
     a slip in the computation (its numbers match the right ones, and so would any mutant's that is right)."""
+    def changes(*args):
+        """The right numbers, and the inputs `names` changed in place, as the learner's function changes them."""
+        y = _reference_sum(*(_f(v) for v in args))
+        for name, value in zip(("x", "W1", "b1", "W2", "b2"), args):
+            if name == "b2" and name in names and isinstance(value, np.ndarray):
+                value[...] = y             # `y = b2; y += ...`: b2 ends as the output (as it was if no unit fires)
+            elif name in names and isinstance(value, np.ndarray):
+                value += 1.0
+        return y
+
     if "b2" in names:
         return Mistake("b2 changed in place: `y = b2` makes y a second name for the caller's b2, so `y += ...` "
                        "writes into it",
-                       "Start from a copy, y = b2.copy(), or write y = y + a_k * W2[k], which builds a new array "
-                       "each time. The numbers are right; only the caller's b2 was changed.",
-                       lambda x, W1, b1, W2, b2: _reference_sum(_f(x), _f(W1), _f(b1), _f(W2), _f(b2)))
+                       "Start from a copy, y = b2.copy(), or add with y = y + ... (which builds a new array each "
+                       "time) instead of y += .... The numbers are right; only the caller's b2 was changed.", changes)
     listed = ", ".join(f"`{name}`" for name in names)
     return Mistake(f"the input {listed} changed in place",
                    "The numbers are right, but the caller's arrays must stay as they were: compute into new "
-                   "arrays (a_k * W2[k] is a new array; W2[k] *= a_k changes W2 itself).",
-                   lambda x, W1, b1, W2, b2: _reference_sum(_f(x), _f(W1), _f(b1), _f(W2), _f(b2)))
+                   "arrays (a_k * W2[k] is a new array; W2[k] *= a_k changes W2 itself).", changes)
 
 
 @grader
@@ -719,7 +727,7 @@ def _units_problem(value, case):
         # order by the true lengths, so that both learners can see it.
         sizes = _sizes(*args)
         before, after = next((i, j) for i, j in zip(got, got[1:]) if sizes[j] > sizes[i])
-        return (f"returned the right units in another order, {fmt(got)}: unit {before} comes before unit "
+        return Observed(f"returned the right units in another order, {fmt(got)}: unit {before} comes before unit "
                 f"{after}, though ||a_j u_j|| is {sizes[after]:.3g} for unit {after} and {sizes[before]:.3g} "
                 f"for unit {before}. List them by that Euclidean length, largest first (if you sorted, check "
                 "the key you sorted by; np.argpartition and sets keep no order)")

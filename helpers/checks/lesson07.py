@@ -807,7 +807,8 @@ _BLOCK_MISTAKES = [
     Mistake("the FFN applied to x, not to LN(x)", "The FFN reads the normalised copy: ffn(layer_norm(x)).",
             lambda x, f: x + f(x)),
     Mistake("the residual adds LN(x) instead of x", "Add the original x, not its normalised copy: "
-            "h = layer_norm(x); return x + ffn(h).", lambda x, f: layer_norm(x) + f(layer_norm(x))),
+            "the FFN reads layer_norm(x), and its output is added onto x itself.",
+            lambda x, f: layer_norm(x) + f(layer_norm(x))),
     Mistake("layer norm over axis 0 (across tokens) instead of each token's own features",
             "Normalise each token on its own: mean and variance over the last axis, axis=-1.",
             lambda x, f: x + f(_norm_axis0(x))),

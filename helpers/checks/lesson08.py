@@ -1,4 +1,5 @@
-"""Checks for lesson 08, training the FFN: relu_backward, ffn_backward, numerical_gradient and gelu_backward.
+"""Checks for lesson 08, training the FFN: relu_backward, ffn_backward, numerical_gradient, gelu_backward and
+the pencil exercise backward_by_hand.
 
 Row-vector convention: x is (T, d), W1 (d, d_ff), W2 (d_ff, d), dy (T, d). The cases avoid shapes that hide
 a transpose (after lesson 01's square, symmetric trace come a square but not symmetric case and two where T,
@@ -16,12 +17,14 @@ import numpy as np
 from helpers import gradcheck
 from scipy import special
 
-from helpers.checks._core import (Case, Mistake, a_kind, check_function, close, close_float64, fmt, hidden_rng,
-                                  not_a_function, plural)
-from helpers.checks._verdict import grader
+from helpers.checks._core import (Case, Mistake, Observed, Report, a_kind, answer_of, check_function, close,
+                                  close_float64, fmt, hidden_rng, not_a_function, plural, tiered, with_tiers)
+from helpers.checks._verdict import failed_attempts, grader
+from helpers.checks.lesson01 import CARRIED, _reveal_line
 from helpers.ffn import ffn, ffn_backward, gelu, gelu_grad, gelu_tanh_grad, silu_grad
 
-__all__ = ["check_relu_backward", "check_ffn_backward", "check_numerical_gradient", "check_gelu_backward"]
+__all__ = ["check_relu_backward", "check_ffn_backward", "check_numerical_gradient", "check_gelu_backward",
+           "check_backward_by_hand"]
 
 GRADIENTS = ("dx", "dW1", "db1", "dW2", "db2")
 
@@ -63,6 +66,22 @@ def _as_float(value: Any) -> np.ndarray:
 # --------------------------------------------------------------------------------------------------------
 def _relu_backward(z, dh):
     return dh * (z > 0)
+
+
+# The lines of the exercises' answers: a first failure names what is wrong without them; a second failure in
+# the session may show the line (helpers.checks._core.tiered).
+CHAIN_RULE = ("z = x @ W1 + b1", "h = np.maximum(z, 0)", "dW2 = h.T @ dy", "db2 = dy.sum(axis=0)", "db2 = dy.sum(0)",
+              "dh = dy @ W2.T", "dz = dh * (z > 0)", "dW1 = x.T @ dz", "db1 = dz.sum(axis=0)", "db1 = dz.sum(0)",
+              "dx = dz @ W1.T")
+
+
+def _first_tier(text: str) -> str:
+    """A message of the ffn_backward or relu_backward check as a first failure may show it: without the
+    sentences that write out a line of the chain rule (those come after a second failure)."""
+    if failed_attempts("ffn_backward") >= 1 or failed_attempts("relu_backward") >= 1:
+        return text
+    first, later = tiered(text, CHAIN_RULE)
+    return first if later else text
 
 
 _RELU_MISTAKES = [
@@ -205,7 +224,7 @@ def _threshold_problem(dz, z, dh) -> str | None:
 def check_relu_backward(fn) -> bool:
     """Grade `relu_backward(z, dh)`: dz = dh * relu'(z), element-wise, with relu'(0) = 0."""
     return check_function(
-        "relu_backward", fn, _relu_cases(), _relu_backward, _relu_problem, _RELU_MISTAKES,
+        "relu_backward", fn, _relu_cases(), _relu_backward, _relu_problem, with_tiers(_RELU_MISTAKES, CHAIN_RULE),
         normalize=_as_float, hidden=_relu_hidden,
         compare=close_float64,
         fallback_hint="dz = dh where z > 0, and 0 where z <= 0 (z exactly 0 included).")
@@ -372,13 +391,13 @@ def _ffn_reference(x, W1, b1, W2, b2, dy):
 
 
 def _ffn_problem(value: Any, case: Case) -> str | None:
-    x, W1, W2 = case.args["x"], case.args["W1"], case.args["W2"]
+    x, W1 = case.args["x"], case.args["W1"]
     T, d = x.shape
     d_ff = W1.shape[1]
     shapes = dict(dx=(T, d), dW1=(d, d_ff), db1=(d_ff,), dW2=(d_ff, d), db2=(d,))
     order = "(dx, dW1, db1, dW2, db2)"
     if value is None:
-        return f"returned None. Did you forget the `return dx, dW1, db1, dW2, db2` at the end?"
+        return "returned None. Did you forget the `return dx, dW1, db1, dW2, db2` at the end?"
     if isinstance(value, np.ndarray) or not isinstance(value, (tuple, list)):
         return f"returned {a_kind(value)}; return the five gradients {order} as a tuple"
     if len(value) != 5:
@@ -459,10 +478,24 @@ def check_ffn_backward(fn) -> bool:
     returns (dx, dW1, db1, dW2, db2), each shaped like what it is the gradient of."""
     grads = _GradsReport()
     return check_function(
-        "ffn_backward", fn, _ffn_cases(), _ffn_reference, _ffn_problem, _FFN_MISTAKES,
+        "ffn_backward", fn, _ffn_cases(), _ffn_reference, lambda v, c: _tiered_problem(_ffn_problem(v, c)),
+        with_tiers(_FFN_MISTAKES, CHAIN_RULE),
         compare=grads.compare, normalize=_as_grads, describe=grads.describe, hidden=_ffn_hidden,
-        fallback_hint="go line by line up the forward pass: dW2 = h.T @ dy, db2 = dy.sum(0), dh = dy @ W2.T, "
-                      "dz = dh * (z > 0), dW1 = x.T @ dz, db1 = dz.sum(0), dx = dz @ W1.T.")
+        fallback_hint=("go up the forward pass one step at a time, starting from dy: a weight's gradient pairs "
+                       "what its layer read (transposed) with the gradient of what it wrote, and has the weight's "
+                       "shape; a bias's gradient is that gradient summed over the tokens; between the layers, "
+                       "ReLU lets gradient through only where z > 0. The lines above say which gradients are "
+                       "wrong: start with the first of them.",
+                       "go line by line up the forward pass: dW2 = h.T @ dy, db2 = dy.sum(0), dh = dy @ W2.T, "
+                       "dz = dh * (z > 0), dW1 = x.T @ dz, db1 = dz.sum(0), dx = dz @ W1.T."))
+
+
+def _tiered_problem(problem):
+    """A validation message as a first failure may show it (_first_tier), keeping its kind (Observed)."""
+    if problem is None:
+        return None
+    text = _first_tier(problem)
+    return type(problem)(text) if isinstance(problem, Observed) else text
 
 
 # --------------------------------------------------------------------------------------------------------
@@ -862,3 +895,177 @@ def check_gelu_backward(fn) -> bool:
         fallback_hint="print your slope (dz with dh = 1) at z = 1 and compare it with the two terms of the "
                       "product rule there, Φ(1) = 0.8413 and 1 · φ(1) = 0.2420 (they add up to 1.0833): which term "
                       "is off?")
+
+
+
+# ==========================================================================================================
+# Pencil exercise: backward_by_hand() -> (dW2, dh, dz, dx) for one token through a 2 x 2 ReLU FFN, worked out
+# by hand. A fixed answer, so no hidden cases (as lesson 01's hand_trace): a first failure names the wrong
+# part and its likely slip, never the numbers; the answer shows after a second failure or with reveal=True.
+# ==========================================================================================================
+HAND_X = np.array([2.0, 1.0])
+HAND_W1 = np.array([[1.0, 2.0], [-1.0, 1.0]])     # (d, d_ff): unit 0's pattern [1, -1], unit 1's [2, 1]
+HAND_B1 = np.array([-1.0, -3.0])
+HAND_W2 = np.array([[1.0, 2.0], [0.0, -1.0]])     # (d_ff, d): row k is what unit k writes
+HAND_B2 = np.array([0.0, 0.0])
+HAND_TARGET = np.array([1.0, -4.0])
+_HAND_Z = HAND_X @ HAND_W1 + HAND_B1               # [0, 2]: unit 0 exactly on the corner
+_HAND_H = np.maximum(_HAND_Z, 0)
+_HAND_DY = _HAND_H @ HAND_W2 + HAND_B2 - HAND_TARGET   # [-1, 2]
+
+
+def _hand_dz(dh):
+    return dh * (_HAND_Z > 0)
+
+
+_HAND = {"dW2": np.outer(_HAND_H, _HAND_DY)}
+_HAND["dh"] = _HAND_DY @ HAND_W2.T
+_HAND["dz"] = _hand_dz(_HAND["dh"])
+_HAND["dx"] = _HAND["dz"] @ HAND_W1.T
+# Section 2's worked example (lesson 01's trace, target [-0.5, 3]): numbers a learner might copy.
+_WORKED = {"dW2": np.array([[0.0, 0.0], [1.0, -2.0]]), "dh": np.array([0.5, -1.0]), "dz": np.array([0.0, -1.0]),
+           "dx": np.array([-1.0, 1.0])}
+_HAND_PARTS = (("dW2", "dW2 = h^T dy", (2, 2)), ("dh", "dh = dy W2^T", (2,)),
+               ("dz", "dz = dh * relu'(z)", (2,)), ("dx", "dx = dz W1^T", (2,)))
+_HAND_FALLBACK = {
+    "dW2": "dW2[k][j] = h_k dy_j: row k is unit k's output h_k times dy.",
+    "dh": "dh_k = sum over j of dy_j W2[k][j]: the dot product of dy with row k of W2.",
+    "dz": "dz_k = dh_k where unit k fired (z_k > 0), and 0 where it did not, z_k = 0 included.",
+    "dx": "dx_i = sum over k of dz_k W1[i][k]: the dot product of dz with row i of W1.",
+}
+
+
+def _hand_slips(part, base):
+    """(name, fix, value) of classic slips in `part`, computed from the learner's own earlier parts."""
+    h, dy, z = _HAND_H, _HAND_DY, _HAND_Z
+    if part == "dW2":
+        return [("dW2 transposed: dy^T h instead of h^T dy",
+                 "dW2 has W2's shape (d_ff, d): row k belongs to unit k, so dW2[k][j] = h_k dy_j.", np.outer(dy, h)),
+                ("dy taken as target - y, its sign flipped", "dy = y - t for L = ||y - t||² / 2.", np.outer(h, -dy)),
+                ("y used where dy belongs", "The gradient needs dy = y - t, not the output y itself.",
+                 np.outer(h, h @ HAND_W2 + HAND_B2)),
+                ("x used in place of h", "dW2 pairs what enters W2, the hidden h, with dy; x belongs to dW1.",
+                 np.outer(HAND_X, dy))]
+    if part == "dh":
+        return [("W2 not transposed in dh: dy W2 instead of dy W2^T",
+                 "dh_k pairs dy with row k of W2 (what unit k wrote): dh_k = sum_j dy_j W2[k][j].", dy @ HAND_W2),
+                ("dy taken as target - y, its sign flipped", "dy = y - t for L = ||y - t||² / 2.", -dy @ HAND_W2.T),
+                ("W2 left out: dh = dy", "The gradient reaches the hidden units through W2: dh = dy W2^T.", dy),
+                ("y used where dy belongs", "The gradient needs dy = y - t, not the output y itself.",
+                 (h @ HAND_W2 + HAND_B2) @ HAND_W2.T)]
+    dh = base["dh"]
+    if part == "dz":
+        return [("relu'(0) taken as 1 (the mask z >= 0), or the mask left out",
+                 "Unit 0 sits exactly at z = 0, where relu'(0) = 0 (PyTorch's choice, and this course's): it "
+                 "passes nothing back.", dh * (z >= 0)),
+                ("multiplied by z (or h) instead of relu'(z)",
+                 "relu'(z) is 1 where the unit fired and 0 elsewhere, whatever the size of z.", dh * z),
+                ("the mask inverted: the gradient passed where the unit is off",
+                 "Only units that fired (z > 0) pass the gradient back.", dh * (z <= 0)),
+                ("relu'(z) written without dh", "dz = dh * relu'(z): the mask multiplies the incoming gradient.",
+                 (z > 0) * 1.0)]
+    dz = base["dz"]
+    return [("W1 not transposed in dx: dz W1 instead of dz W1^T",
+             "dx_i pairs dz with row i of W1 (input i's weights into each unit): dx_i = sum_k dz_k W1[i][k].",
+             dz @ HAND_W1),
+            ("W2 used in place of W1", "dx goes back through the first layer, W1: dx = dz W1^T.", dz @ HAND_W2.T),
+            ("dx taken from dh, before the mask",
+             "dx comes from dz, the gradient after relu'(z), not from dh.", base["dh"] @ HAND_W1.T)]
+
+
+def _hand_part(value, shape):
+    """(array, None) for a part of the right shape holding finite numbers, else (None, what is wrong)."""
+    if value is None:
+        return None, "is None"
+    if isinstance(value, (str, bytes, dict)) or callable(value):
+        return None, f"is {a_kind(value)}, not numbers"
+    try:
+        array = np.asarray(value, dtype=float)
+    except (TypeError, ValueError, OverflowError):
+        return None, f"is {a_kind(value)} that cannot be read as numbers"
+    if array.shape != shape:
+        return None, f"has shape {array.shape}; expected {shape}"
+    if not np.all(np.isfinite(array)):
+        return None, "holds NaN or infinity"
+    return array, None
+
+
+@grader
+def check_backward_by_hand(fn, reveal: bool = False) -> bool:
+    """Grade `backward_by_hand()`, which returns dW2, dh, dz and dx worked out by hand for the exercise's token.
+
+    A part that follows correctly from the learner's own earlier part gets a neutral mark (as in lesson 01's
+    hand_trace); a first failure names the wrong part and its likely slip without the numbers."""
+    title = "backward_by_hand"
+    report = Report(title)
+    answered, value = answer_of(report, fn)
+    if not answered:
+        return False
+    if value is None:
+        print(f"{title}: your function returned None. Keep the last line, `return dW2, dh, dz, dx`.")
+        return False
+    if not isinstance(value, (tuple, list)) or len(value) != 4:
+        print(f"{title}: expected four answers (dW2, dh, dz, dx), got {fmt(value)}. Keep the line "
+              "`return dW2, dh, dz, dx`.")
+        return False
+    report.header = "checking dW2, dh, dz and dx for x = [2, 1], target t = [1, -4]"
+    got = {}
+    for (part, _, shape), raw in zip(_HAND_PARTS, value):
+        got[part] = _hand_part(raw, shape)
+    base = {p: (got[p][0] if got[p][0] is not None else _HAND[p]) for p in _HAND}
+    follows = {"dW2": _HAND["dW2"], "dh": _HAND["dh"], "dz": _hand_dz(base["dh"]), "dx": base["dz"] @ HAND_W1.T}
+    copied = all(got[p][0] is not None and close_float64(got[p][0], _WORKED[p]) for p in _HAND)
+    # Parts wrong on their own: not right, and not what follows from the learner's own earlier part. One name is
+    # given only when it explains every one of them (a slip such as dy's sign runs through several parts);
+    # otherwise what differs is said, part by part, without a name.
+    own = [part for part, _, _ in _HAND_PARTS
+           if got[part][1] or not (close_float64(got[part][0], _HAND[part])
+                                   or (part in ("dz", "dx") and close_float64(got[part][0], follows[part])))]
+    explains = [set(name for name, _, wrong in _hand_slips(part, base)
+                    if got[part][1] is None and not close_float64(wrong, follows[part])
+                    and close_float64(got[part][0], wrong)) for part in own]
+    common = set.intersection(*explains) if explains else set()
+    typo = (len(own) == 1 and got[own[0]][1] is None
+            and close(got[own[0]][0], follows[own[0]], rtol=1e-5, atol=1e-5))
+    quiet = not copied and len(own) > 1 and not common
+    failed, named = [], False
+    for part, meaning, _ in _HAND_PARTS:
+        mine, problem = got[part]
+        if problem:
+            report.failed(meaning, f"`{part}` {problem}")
+            failed.append(part)
+            continue
+        if close_float64(mine, _HAND[part]):
+            report.passed(meaning, fmt(mine))
+            continue
+        if part in ("dz", "dx") and close_float64(mine, follows[part]):
+            previous = "dh" if part == "dz" else "dz"
+            report.line(f"{CARRIED} {meaning}: {fmt(mine)} follows correctly from your {previous}; this step is "
+                        f"right, and its numbers will come right once {previous} does")
+            continue
+        failed.append(part)
+        report.failed(meaning, f"your {part} = {fmt(mine, 12)} is not right")
+        if named or quiet:
+            continue
+        named = True
+        slip = next(((name, fix) for name, fix, wrong in _hand_slips(part, base)
+                     if name in (common if len(own) > 1 else explains[own.index(part)])), None)
+        if copied:
+            report.line("Likely mistake: section 2's numbers copied. Those are lesson 01's token with the target "
+                        "[-0.5, 3]; this exercise has its own token, weights and target.")
+        elif typo:
+            report.line(f"Likely mistake: a typo or a tiny offset in {part}. It is within 1e-5 of the right "
+                        "numbers but not equal to them; every number here is a whole number: write them exactly.")
+        elif slip:
+            report.line(f"Likely mistake: {slip[0]}. {slip[1]}")
+        else:
+            report.line(f"Possibly: a slip in {part}. {_HAND_FALLBACK[part]}")
+    if quiet:
+        report.line(f"What differs: {' and '.join(own)} are each wrong on their own (neither right nor what follows "
+                    "from your earlier part), so no one slip explains them: fix them one at a time, starting "
+                    f"with {own[0]}.")
+        report.tally.problem = f"{' and '.join(own)} each wrong on their own"
+    if failed:
+        answer = "dW2 = {}, dh = {}, dz = {}, dx = {}.".format(*(fmt(_HAND[p] + 0.0) for p in _HAND))
+        _reveal_line(report, title, reveal, answer, "Find the first step where yours parts from it.")
+    return report.finish(len(_HAND_PARTS), len(failed))

@@ -1,19 +1,31 @@
 """Lesson 02's questions: where a row starts in a flat list, which matrix has stride H, which test finds the
 square trap, and what a ReLU after W2 prevents."""
-from helpers.quiz import Choice, Numeric, Option, Quiz
+from helpers.quiz import Choice, Numeric, Option, Quiz, Slip
+
+D, H, ROW = 4, 16, 3           # question 1: W2 is D x H; where row ROW starts
 
 QUIZ = Quiz("02", [
     Numeric("row-start",
             "W2 is D x H, stored as one flat row-major list, with D = 4 and H = 16. At which index of the list "
             "does row 3 of W2 start (rows and indices counted from 0)?",
-            answer=48, tolerance=0.5,
+            answer=ROW * H,
+            whole=True,
             why="Each row of W2 holds H = 16 numbers, so row 3 starts after three full rows: 3 · 16 = 48.",
-            wrong={12.0: "That is 3 · D, the one-stride bug: W2's rows are H numbers long, not D.",
-                   3.0: "That is the row's number, not its position: three full rows come before it.",
-                   64.0: "That is 4 · 16, where row 4 would start; rows count from 0.",
-                   51.0: "That is 3 · 16 + 3, element (3, 3): the row starts at column 0."},
-            low="Three full rows of W2 come before row 3.",
-            high="Row 3 starts right after rows 0, 1 and 2."),
+            wrong={ROW * D: "That is 3 · D, the one-stride bug: W2's rows are H numbers long, not D.",
+                   ROW: "That is the row's number, not its position: three full rows come before it.",
+                   (ROW + 1) * H: "That is 4 · 16, where row 4 would start; rows count from 0.",
+                   ROW * H + ROW: "That is 3 · 16 + 3, element (3, 3): the row starts at column 0.",
+                   (ROW - 1) * H: "That is 2 · 16, where row 2 starts: counting rows from 1 makes row 3 the third "
+                                  "row, but here rows count from 0, so three full rows come before it.",
+                   ROW * H - 1: "That is the last index of row 2; row 3 starts at the next index.",
+                   ROW * H + 1: "That counts indices from 1. A Python list's first index is 0."},
+            slips=[Slip(lambda v: f"That is where row {v / H:.0f} starts ({v / H:.0f} · 16): the stride is right; "
+                                  "count again which row the question asks for, from 0.",
+                        test=lambda v: v > 0 and v % H == 0 and v != ROW * H, shown="another multiple of H = 16"),
+                   Slip("An index is a whole number: where a row starts is a count of the numbers stored before "
+                        "it.", test=lambda v: v != round(v), shown="a number that is not whole")],
+            low="Too small: three full rows of W2 come before row 3, each with one weight per hidden unit.",
+            high="Too large: row 3 starts right after rows 0, 1 and 2, and no further in."),
     Choice("stride-h",
            "In this lesson's convention (W1 is H x D, W2 is D x H, both flat row-major), whose rows are H "
            "numbers long, so that row k starts at k * H?", [

@@ -1,5 +1,13 @@
 """Lesson 03's closing questions: position-wise, the parameter count and its share, chunks of tokens."""
-from helpers.quiz import Choice, Numeric, Option, Quiz
+from helpers.models import GPT2_SMALL
+from helpers.params import attention_params, ffn_params
+from helpers.quiz import Choice, Numeric, Option, Quiz, Slip
+
+# Question 2 and its slips, worked out from GPT-2 small's sizes.
+D, D_FF, LAYERS = GPT2_SMALL["d"], GPT2_SMALL["d_ff"], GPT2_SMALL["n_layers"]
+FFN = ffn_params(D, D_FF)                                     # 4,722,432
+WEIGHTS = ffn_params(D, D_FF, bias=False)                     # 4,718,592
+BLOCK = FFN + attention_params(D, bias=True) + 2 * 2 * D      # with two layer norms (a scale and a shift each)
 
 QUIZ = Quiz("03", [
     Choice("one-row", "`y = relu(x @ W1 + b1) @ W2 + b2` with `x` of shape `(T, d)`, one token per row. You change "
@@ -19,15 +27,37 @@ QUIZ = Quiz("03", [
                       "`x @ W1`: which row of x does it read?"),
            ]),
     Numeric("gpt2-ffn", "How many parameters (weights and biases) does one FFN of GPT-2 small hold, with "
-            "d = 768 and d_ff = 3,072?", 4_722_432,
+            "d = 768 and d_ff = 3,072?", FFN,
+            whole=True,
             why="W1 and W2 hold 768 x 3,072 weights each, b1 holds 3,072 and b2 768: 4,718,592 + 3,840.",
-            wrong={4_718_592: "That is the two matrices alone: the biases b1 (3,072) and b2 (768) are missing.",
-                   4_724_736: "That gives both biases d_ff = 3,072 numbers; b2 has one number per output, d = 768.",
-                   4_720_128: "That gives both biases d = 768 numbers; b1 has one number per hidden unit, 3,072.",
-                   2_362_368: "That is W1 and b1 only: the FFN has a second matrix, W2, and its bias b2.",
-                   7_087_872: "That is a whole GPT-2 block (attention with biases and two layer norms too), not "
-                              "the FFN alone.",
-                   2_359_296: "That is attention's four 768 x 768 projections, the other half of the block."}),
+            wrong={WEIGHTS: "That is the two matrices alone: the biases b1 (3,072) and b2 (768) are missing.",
+                   WEIGHTS + 2 * D_FF: "That gives both biases d_ff = 3,072 numbers; b2 has one number per output, "
+                                       "d = 768.",
+                   WEIGHTS + 2 * D: "That gives both biases d = 768 numbers; b1 has one number per hidden unit, "
+                                    "3,072.",
+                   FFN - D: "That leaves out one bias, b2 (768 numbers, one per output); b1 is counted.",
+                   FFN - D_FF: "That leaves out one bias, b1 (3,072 numbers, one per hidden unit); b2 is counted.",
+                   D * D_FF + D_FF: "That is W1 and b1 only: the FFN has a second matrix, W2, and its bias b2.",
+                   D_FF * D + D: "That is W2 and b2 only: the FFN has a first matrix, W1, and its bias b1.",
+                   BLOCK: "That is a whole GPT-2 block (attention with biases and two layer norms too), not "
+                          "the FFN alone.",
+                   attention_params(D): "That is attention's four 768 x 768 projections, the other half of the "
+                                        "block.",
+                   LAYERS * FFN: "That is all twelve blocks' FFNs; the question asks for one FFN.",
+                   LAYERS * WEIGHTS: "That is all twelve blocks' FFNs, and without their biases; the question "
+                                     "asks for one FFN, weights and biases.",
+                   4 * FFN: "That is the FFN's size in bytes at 4 bytes (float32) a parameter; the question counts "
+                            "parameters."},
+            slips=[Slip("That is the count rounded: the question asks for it exactly, every digit.", test=lambda v: abs(v - FFN) < 0.01 * FFN and v % 100 == 0,
+                        shown="the count rounded (4,722,000)"),
+                   Slip("That looks like the count in millions: the question asks for the exact number of "
+                        "parameters, all its digits.", test=lambda v: 0 < v < 100 and v != round(v),
+                        shown="a number in millions (4.7)"),
+                   Slip("A count of parameters is a whole number.", test=lambda v: v != round(v),
+                        shown="a number that is not whole")],
+            low="Too small: count both matrices, 768 x 3,072 each, and both biases, one number per hidden unit "
+                "for b1 and one per output for b2.",
+            high="Too large: one FFN is W1, b1, W2 and b2 of one block, nothing else."),
     Choice("share", "GPT-2 small has about 124M parameters. About what share of them sit in its 12 FFNs?", [
         Option("About two thirds",
                "Two thirds is the FFN's share of one block's attention plus FFN. The whole model also holds the "

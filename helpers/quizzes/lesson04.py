@@ -1,26 +1,51 @@
 """Lesson 04, activations: check your understanding."""
-from helpers.quiz import Choice, Numeric, Option, Quiz
+import math
+
+from helpers.models import LLAMA_7B
+from helpers.params import swiglu_hidden
+from helpers.quiz import Choice, Numeric, Option, Quiz, Slip
+
+D = LLAMA_7B["d"]
+TWO_THIRDS = int(2 * 4 * D / 3)          # 10,922: question 1's first step; its slips are worked out from these
 
 QUIZ = Quiz("04", [
     Numeric(
         "llama-width",
         "Llama 7B has d = 4,096 and a SwiGLU FFN. What is its hidden width d_ff: two thirds of 4d, truncated to "
         "an int, then rounded up to a multiple of 256?",
-        11_008,
+        swiglu_hidden(D),
+        whole=True,
         why="int(2 * 4 * 4096 / 3) = 10,922, and the next multiple of 256 is 43 x 256 = 11,008: three matrices of "
             "4,096 x 11,008 hold about as many weights as two of 4,096 x 16,384.",
         wrong={
-            10_922: "That is two thirds of 4d truncated, the first step. Llama's code then rounds it up to a "
-                    "multiple of 256 ('make SwiGLU hidden layer size multiple of large power of 2').",
-            10_923: "That is 8/3 · d rounded up to a whole number; the width is then rounded up to a multiple "
-                    "of 256.",
-            10_752: "That is 42 x 256: rounded down. Llama rounds up, so the width never falls below 8/3 · d.",
-            16_384: "That is 4d, the classic FFN's width. SwiGLU has a third matrix, so it shrinks the width to "
-                    "two thirds of 4d to keep the parameter count level.",
-            2_816: "That starts from two thirds of d. The classic width is 4d, and SwiGLU takes two thirds of that.",
+            TWO_THIRDS: "That is two thirds of 4d truncated, the first step. Llama's code then rounds it up to a "
+                        "multiple of 256 ('make SwiGLU hidden layer size multiple of large power of 2').",
+            math.ceil(8 * D / 3): "That is 8/3 · d rounded up to a whole number; the width is then rounded up to a "
+                                  "multiple of 256.",
+            8 * D / 3: "That is two thirds of 4d, the first step, not yet a whole number. Truncate it to an int, "
+                       "then round up to a multiple of 256.",
+            256 * (TWO_THIRDS // 256): "That is 42 x 256: rounded down. Llama rounds up, so the width never falls "
+                                       "below 8/3 · d.",
+            4 * D: "That is 4d, the classic FFN's width. SwiGLU has a third matrix, so it shrinks the width to "
+                   "two thirds of 4d to keep the parameter count level.",
+            swiglu_hidden(D // 4): "That starts from two thirds of d. The classic width is 4d, and SwiGLU takes "
+                                   "two thirds of that.",
+            2 * D / 3: "That is two thirds of d, not of 4d: the classic width is 4d, and SwiGLU takes two "
+                       "thirds of that.",
+            256 * math.ceil(int(4 * D / 3) / 256):
+                "That takes one third of 4d; SwiGLU keeps two thirds of it, so that its three matrices hold as "
+                "many weights as the classic two.",
+            1024 * math.ceil(TWO_THIRDS / 1024): "That rounds up to a multiple of 1,024 (11 x 1,024); Llama's "
+                                                 "multiple is 256.",
+            swiglu_hidden(D) * 3: "That adds up the widths of the three matrices' hidden layers; they share one "
+                                  "hidden layer of d_ff units.",
         },
-        low="Too small: start from the classic width 4d = 16,384 and take two thirds of it.",
-        high="Too large: SwiGLU shrinks the classic width 4d = 16,384 to about two thirds.",
+        slips=[Slip(lambda v: f"{v:,.10g} is not a multiple of 256, and Llama's width is: after taking two thirds "
+                              "of 4d, round up to the next multiple of 256.",
+                    test=lambda v: v % 256 != 0, shown="a number that is not a multiple of 256")],
+        low="Too small: start from the classic width 4d = 16,384, take two thirds of it, and round up, never down.",
+        high="Too large: SwiGLU shrinks the classic width 4d = 16,384 to about two thirds, and the rounding "
+             "goes up to the first multiple of 256 above that, no further.",
     ),
     Choice(
         "exact-zeros",

@@ -1,5 +1,5 @@
 """Lesson 05, why the nonlinearity: check your understanding."""
-from helpers.quiz import Choice, Numeric, Option, Quiz
+from helpers.quiz import Choice, Numeric, Option, Quiz, Slip
 
 QUIZ = Quiz("05", [
     Numeric(
@@ -7,6 +7,7 @@ QUIZ = Quiz("05", [
         "Five layers without an activation have widths 8 -> 32 -> 2 -> 32 -> 8 (random weights). Collapsed into "
         "one 8 x 8 matrix, what is that matrix's rank?",
         2,
+        whole=True,
         why="A product has at most the rank of its narrowest factor: every token is squeezed through the 2-wide "
             "layer, whatever the wider layers do (the lesson printed rank 2).",
         wrong={
@@ -15,7 +16,15 @@ QUIZ = Quiz("05", [
                "fewest directions?",
             32: "The widest layer does not set the rank; the narrowest does. A product cannot have more rank than "
                 "any of its factors.",
+            8 * 8: "That counts the matrix's entries, 8 x 8. Its rank counts independent directions, at most 8 "
+                   "for an 8 x 8 matrix, and fewer when a narrow layer squeezes every token.",
+            0: "Rank 0 is the zero matrix alone, which maps every token to 0. Random weights are not zero, and "
+               "their product is not either.",
         },
+        slips=[Slip("A rank is a whole number: it counts independent directions.", test=lambda v: v != round(v),
+                    shown="a number that is not whole"),
+               Slip("A rank is never negative: it counts independent directions.", test=lambda v: v < 0,
+                    shown="a negative number")],
         low="Too small: the random weights are full rank, so nothing narrows the map below its narrowest layer.",
         high="Too large: a product cannot have more rank than its narrowest layer.",
     ),
@@ -70,7 +79,7 @@ QUIZ = Quiz("05", [
         [
             Option("Yes: attention averages value vectors, and an average is linear",
                    "An average with fixed weights is linear, yes. Are attention's weights fixed? Ask where they "
-                   "come from, and remember the lesson's test: f(3 X) against 3 f(X)."),
+                   "come from: section 4's closing paragraph, \"And attention?\", says."),
             Option("No: its weights are a softmax of scores computed from the tokens",
                    "Right: attention is nonlinear in the tokens because its weights depend on them. Only with "
                    "the weights held fixed would a stack of such blocks collapse to one linear map, and that is "

@@ -1,5 +1,7 @@
 """Lesson 06, the FFN as a key-value memory: check your understanding."""
-from helpers.quiz import Choice, Numeric, Option, Quiz
+from helpers.quiz import Choice, Numeric, Option, Quiz, Slip
+
+THETA, COS = 0.5, 0.75          # question 2: the unit's threshold and the query's cosine with its key
 
 QUIZ = Quiz("06", [
     Choice("value-slice",
@@ -20,15 +22,23 @@ QUIZ = Quiz("06", [
             "A unit of section 3's memory has threshold THETA = 0.5: it is silent up to cosine 0.5 with its key, "
             "fires with a = 1 on the key itself, and grows in proportion between. A query of length 1 has "
             "cosine 0.75 with the unit's key. What is the unit's activation a?",
-            0.5, tolerance=1e-3,
+            (COS - THETA) / (1 - THETA), tolerance=1e-3,
             why="a grows in proportion from 0 at cosine 0.5 to 1 at cosine 1, so at 0.75, halfway, a = 0.5: "
                 "(0.75 - 0.5) / (1 - 0.5).",
-            wrong={0.75: "That is the cosine itself: the bias subtracts the threshold before the ReLU.",
-                   0.25: "That is cos - THETA, the plain unit's activation: the memory's units are rescaled "
-                         "so that they fire with a = 1 on their own key.",
+            wrong={COS: "That is the cosine itself: the bias subtracts the threshold before the ReLU.",
+                   COS - THETA: "That is cos - THETA, the plain unit's activation: the memory's units are rescaled "
+                                "so that they fire with a = 1 on their own key.",
                    1.0: "A ReLU unit does not saturate: a = 1 only on the key itself (cosine 1); at cosine 0.75 "
                         "it fires halfway.",
-                   0.0: "0.75 is above the threshold 0.5, so the unit fires."},
+                   0.0: "0.75 is above the threshold 0.5, so the unit fires.",
+                   (COS - THETA) / COS: "That divides by the cosine. The unit's scale is set so that it reaches 1 "
+                                        "at cosine 1: divide by the distance from the threshold to 1.",
+                   COS / THETA: "That is the cosine divided by the threshold: the threshold is subtracted first "
+                                "(the bias), and the unit is silent at cosine 0.5, not at 0.",
+                   100 * (COS - THETA) / (1 - THETA): "That is a percentage. The activation is a plain number: "
+                                                     "a = 1 on the key itself."},
+            slips=[Slip("A ReLU unit's activation is never negative: below the threshold it is exactly 0.",
+                        test=lambda v: v < 0, shown="a negative number")],
             low="Too small: the cosine is above the threshold, and a grows from 0 at THETA to 1 at cosine 1.",
             high="Too large: a reaches 1 only on the key itself, at cosine 1."),
     Choice("largest-activation",

@@ -1,18 +1,38 @@
 """Lesson 07, mixture of experts: check your understanding."""
-from helpers.quiz import Choice, Numeric, Option, Quiz
+import math
+
+from helpers.quiz import Choice, Numeric, Option, Quiz, Slip
+
+
+def softmax2(a: float, b: float) -> float:
+    """The weight of the first of two chosen logits once the softmax is renormalised over the two."""
+    return math.exp(a) / (math.exp(a) + math.exp(b))
+
+
+HIGH, LOW = 2.0, 0.0               # question 1: the two chosen logits
+TOP = softmax2(HIGH, LOW)          # 0.8808
 
 QUIZ = Quiz("07", [
     Numeric("top2-weight",
             "A token's two largest router logits are 2.0 (expert 5) and 0.0 (expert 1); the other six are "
-            "lower. With top-2 routing as in Mixtral, what weight does expert 5 get? (Four decimals.)",
-            0.8808, tolerance=6e-4,
-            why="The softmax of the two chosen logits: e^2 / (e^2 + e^0) = 7.389 / 8.389 = 0.8808. The other "
-                "six logits do not matter: renormalising the full softmax over the chosen two cancels them.",
-            wrong={1.0: "That is 2.0 / (2.0 + 0.0), the logits divided by their sum. The weights are a softmax: "
-                        "exponentiate first.",
+            "lower. With top-2 routing as in Mixtral, what weight does expert 5 get?",
+            TOP, places=3,
+            why="The softmax of the two chosen logits: e^2 / (e^2 + e^0) = 7.389 / 8.389 = 0.881 (0.8808 to four "
+                "places). The other six logits do not matter: renormalising the full softmax over the chosen two "
+                "cancels them.",
+            wrong={HIGH / (HIGH + LOW): "That is 2.0 / (2.0 + 0.0), the logits divided by their sum. The weights are a "
+                                        "softmax: exponentiate first.",
                    0.5: "Equal weights would ignore the router's scores; the softmax gives the larger logit the "
                         "larger weight.",
-                   0.7311: "That is the softmax of 1 and 0. Here the logits are 2 and 0."},
+                   softmax2(1.0, 0.0): "That is the softmax of 1 and 0. Here the logits are 2 and 0.",
+                   1 - TOP: "That is expert 1's weight, the smaller of the two: the larger logit gets the larger "
+                            "weight.",
+                   math.exp(HIGH): "That is e^2, the numerator alone: divide it by the sum over the chosen two, "
+                                   "e^2 + e^0.",
+                   100 * TOP: "That is the weight as a percentage. The question asks for the weight itself, a "
+                              "number between 0 and 1 (the two add up to 1)."},
+            slips=[Slip("A routing weight is a softmax, so it lies between 0 and 1, and the larger logit's weight "
+                        "is above a half.", test=lambda v: v < 0 or 1 < v < 50, shown="a number outside 0 to 1")],
             low="Too small: the larger logit gets more than half of the weight, and e^2 is much larger than e^0.",
             high="Too large: the two weights add up to 1, and expert 1 still gets e^0 / (e^2 + e^0)."),
     Choice("renormalise",

@@ -1,17 +1,33 @@
 """Lesson 08's questions: sums over tokens, relu'(0), dead units, reading a gradient check."""
-from helpers.quiz import Choice, Numeric, Option, Quiz
+from helpers.quiz import Choice, Numeric, Option, Quiz, Slip
+
+T, D, DY = 5, 3, (3.0, 2.0, -1.0)                 # question 1: T tokens, each with this dy row
+DB2 = tuple(T * g for g in DY)                    # dy.sum(axis=0)
 
 QUIZ = Quiz("08", [
     Numeric("db2-sum",
             "A batch of T = 5 tokens reaches an FFN whose output has d = 3 entries, and every token's dy row is "
-            "[1, 2, -1]. What is db2[1], the gradient of the second output bias?",
-            10.0,
+            "[3, 2, -1]. What is db2[1], the gradient of the second output bias?",
+            DB2[1],
             why="b2 is added to every token's output, so each token adds its dy to db2: db2 = dy.sum(axis=0) = "
-                "5 x [1, 2, -1], and db2[1] = 10.",
-            wrong={2.0: "That is one token's dy. The bias is shared by all 5 tokens: sum their rows, "
-                        "dy.sum(axis=0).",
-                   0.4: "That divides by T. The gradient of a shared parameter is a sum over tokens; if the "
-                        "loss is a mean, its 1/T is already inside dy."},
+                "5 x [3, 2, -1], and db2[1] = 10.",
+            wrong={DY[1]: "That is one token's dy. The bias is shared by all 5 tokens: sum their rows, "
+                          "dy.sum(axis=0).",
+                   DY[1] / T: "That divides by T. The gradient of a shared parameter is a sum over tokens; if the "
+                              "loss is a mean, its 1/T is already inside dy.",
+                   DB2[0]: "That is db2[0], the first output bias: indices count from 0, so db2[1] is the second "
+                           "entry.",
+                   T: "That counts the tokens: each token adds its own dy[1] to db2[1], not 1.",
+                   T * sum(DY): "That sums every entry of dy, over the tokens and the outputs (dy.sum()); db2 keeps "
+                                "one entry per output: dy.sum(axis=0).",
+                   -DB2[1]: "The sign: b2 is added to the output, so each token adds its dy to db2 as it is.",
+                   DB2[2]: "That is db2[2], the third entry: indices count from 0, so db2[1] is the second.",
+                   sum(DY): "That sums one token's row over the outputs (dy.sum(axis=1)); db2 sums over the "
+                            "tokens, one entry per output: dy.sum(axis=0).",
+                   DY[1] * T * D: "That multiplies by the number of outputs as well; db2[1] gathers dy[1] from "
+                                  "each token, and from nothing else."},
+            slips=[Slip("A sum of whole numbers is whole: db2[1] adds up dy[1] = 2 from each token.",
+                        test=lambda v: v != round(v), shown="a number that is not whole")],
             low="Too small: b2 is shared by all 5 tokens, and each adds its dy[1] = 2.",
             high="Too large: 5 tokens each add dy[1] = 2 to db2[1], nothing more."),
     Choice("relu-at-zero",

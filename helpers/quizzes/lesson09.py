@@ -1,0 +1,78 @@
+"""Lesson 09's questions: the rank-one update by hand, where the key is read, why random units fire half the
+time, and what a knock-out shows."""
+from helpers.quiz import Choice, Numeric, Option, Quiz, Slip
+
+K = (2.0, 0.0, 1.0)                               # question 1: the key, C = I
+R = (5.0, -10.0)                                  # v* - k W2
+KK = sum(x * x for x in K)                        # k^T C^-1 k with C = I: 5
+ENTRY = K[0] * R[1] / KK                          # the change of W2[0, 1]: -4
+
+QUIZ = Quiz("09", [
+    Numeric("update-entry",
+            "An edit of a W2 with 3 units and d = 2 uses C = I, the key k = [2, 0, 1], and the change the key "
+            "needs, v* - k W2 = [5, -10]. By how much does the rank-one update change the entry W2[0, 1] (unit "
+            "0, output coordinate 1)?",
+            ENTRY,
+            why="With C = I the update is np.outer(k, v* - k W2) / (k . k), and k . k = 4 + 0 + 1 = 5: entry "
+                "[0, 1] changes by 2 x (-10) / 5 = -4.",
+            wrong={K[0] * R[1]: "That is the outer product's entry before the division: divide by k^T C^-1 k "
+                                "= k . k = 5, or k W2' would miss v*.",
+                   K[0] * R[0] / KK: "That is entry [0, 0], output coordinate 0: coordinate 1 meets -10.",
+                   -ENTRY: "The sign: the update adds the change the key needs, v* - k W2, whose coordinate 1 "
+                           "is -10.",
+                   K[1] * R[0] / KK: "That is entry [1, 0]: the update's rows follow k (one per unit), its "
+                                     "columns follow v* - k W2 (one per output coordinate).",
+                   K[0] * R[1] / KK ** 0.5: "That divides by the length of k, sqrt(5); the scale is k^T C^-1 k "
+                                            "= k . k = 5 itself, so that k W2' = v* exactly."},
+            slips=[Slip("Not a multiple of 0.2: the outer product's entry is a whole number, divided by 5.",
+                        test=lambda v: abs(v * 5 - round(v * 5)) > 1e-9, shown="not a multiple of 0.2")],
+            low="Too far below 0: the outer product's entry is 2 x (-10) = -20, and it is divided by k . k = 5.",
+            high="Too large: coordinate 1 of the change is -10 and unit 0's entry of k is 2, so the entry moves "
+                 "down, by 20 / 5."),
+    Choice("last-token",
+           "In the lesson's 2-layer model, an edit of layer 1's W2 with the key read at the subject's token "
+           "(\"France\") changes nothing. Why?", [
+               Option("No layer after it moves information between tokens",
+                      "The final layer norm and the unembedding act on each token alone: only attention moves "
+                      "information between tokens, and no attention comes after layer 1's FFN.", correct=True),
+               Option("The subject's token is not in the model's vocabulary",
+                      "Every country is one word of the vocabulary (the model completes them all); the edit fails "
+                      "for a reason about positions, not words."),
+               Option("Layer 1's units never fire at the subject's token",
+                      "Some do; but whatever they write there stays at that position. Where is the next word "
+                      "predicted, and what could carry a change from one token to another?"),
+               Option("ROME only works with the key at the last token",
+                      "ROME reads its key at the subject's last token, in the middle layers of GPT-2 XL: later "
+                      "attention carries what it writes to the prediction. This model has no later layer."),
+           ]),
+    Choice("random-half",
+           "In the randomly initialised model about half of a layer's units fire (z > 0) at each context; in the "
+           "trained one far fewer. Why about half at random?", [
+               Option("Each z is as likely below 0 as above it",
+                      "z = LN(x) W1 + b1 with W1 drawn symmetric around 0 and b1 = 0: each z is as likely positive "
+                      "as negative, so about half the units fire for any input.", correct=True),
+               Option("GELU is exactly zero for half of its inputs",
+                      "GELU is exactly zero only at z = 0 (lesson 04); below 0 it is small and negative. The count "
+                      "is about the sign of z, and what decides that at random?"),
+               Option("Layer norm forces half of the units to fire",
+                      "Layer norm centres and scales the token's d numbers, not the d_ff pre-activations; it "
+                      "fixes no share of units."),
+               Option("Random models are sparser than trained ones",
+                      "The printed shares say the opposite: trained units fire at fewer contexts than random ones."),
+           ]),
+    Choice("knockout",
+           "Knocking out the 10 units that push \"Paris\" most makes the model stop saying Paris, and nearly every "
+           "other fact stays right; 10 random units change nothing. What does this show?", [
+               Option("A few units act together to write this fact",
+                      "No single unit carries it (the first few removed leave Paris likely), yet a small set does; "
+                      "and the facts that survive do not depend on that set.", correct=True),
+               Option("Each fact has exactly one unit, as in lesson 06's hand-built memory",
+                      "Then removing the single top unit would remove the fact; the printed probabilities fall "
+                      "only after several units."),
+               Option("The other facts are all stored in layer 0",
+                      "The knock-out touched layer 1 only, and the other facts' completions did not need those "
+                      "10 units; that says nothing about which layer stores them."),
+               Option("Knocking out any 10 units removes some fact",
+                      "The random units changed nothing that was printed; which units are removed matters."),
+           ]),
+])

@@ -1,0 +1,229 @@
+"""Lesson 09's graders: right answers in several styles pass; each wrong one gets its own named mistake (a
+"Likely mistake" is named only when the mistake reproduces the answer on every case); hidden cases come from the
+grading secret."""
+import numpy as np
+import pytest
+from hidden_under_secrets import assert_hidden_cases_are_drawn_from_the_secret
+
+from helpers.checks import check_key_vector, check_rank_one_update, check_value_logits
+from helpers.checks import lesson09 as L
+from helpers.ffn import gelu_tanh
+
+
+def grade(check, fn, capsys):
+    result = check(fn)
+    return result, capsys.readouterr().out
+
+
+# --------------------------------------------------------------------------------------------------------
+# check_value_logits
+# --------------------------------------------------------------------------------------------------------
+def value_numpy(W2, lnf_g, wte, unit):
+    v = W2[unit]
+    return ((v - v.mean()) * lnf_g) @ wte.T
+
+
+def value_loops(W2, lnf_g, wte, unit):
+    v = [float(x) for x in W2[unit]]
+    mean = sum(v) / len(v)
+    scaled = [(x - mean) * g for x, g in zip(v, lnf_g)]
+    return np.array([sum(a * b for a, b in zip(scaled, row)) for row in wte])
+
+
+def value_einsum(W2, lnf_g, wte, unit):
+    centred = W2[unit] - np.mean(W2[unit])
+    return np.einsum("d,vd->v", centred * lnf_g, wte)
+
+
+def value_list(W2, lnf_g, wte, unit):
+    return list(wte @ ((W2[unit] - W2[unit].mean()) * lnf_g))
+
+
+def value_in_place(W2, lnf_g, wte, unit):
+    W2[unit] -= W2[unit].mean()
+    return (W2[unit] * lnf_g) @ wte.T
+
+
+def value_float32(W2, lnf_g, wte, unit):
+    v = W2[unit].astype(np.float32)
+    return ((v - v.mean()) * lnf_g.astype(np.float32)) @ wte.T.astype(np.float32)
+
+
+RIGHT_VALUES = [value_numpy, value_loops, value_einsum, value_list]
+WRONG_VALUES = [(mistake.fn, f"Likely mistake: {mistake.name}") for mistake in L._VALUE_MISTAKES] + [
+    (value_in_place, "changed its input `W2` in place"),
+    (value_float32, "float32"),
+    (lambda W2, lnf_g, wte, unit: W2[unit], "That is d numbers"),
+    (lambda W2, lnf_g, wte, unit: None, "returned None"),
+    (lambda W2, lnf_g, wte, unit: [str(x) for x in value_numpy(W2, lnf_g, wte, unit)], "not a number"),
+]
+
+
+@pytest.mark.parametrize("fn", RIGHT_VALUES, ids=lambda f: f.__name__)
+def test_value_logits_accepts_right_answers(fn, capsys):
+    result, out = grade(check_value_logits, fn, capsys)
+    assert result, out
+
+
+@pytest.mark.parametrize("fn, words", WRONG_VALUES, ids=[w[:40] for _, w in WRONG_VALUES])
+def test_value_logits_names_each_mistake(fn, words, capsys):
+    result, out = grade(check_value_logits, fn, capsys)
+    assert not result and words in out, out
+    assert out.count("Likely mistake") + out.count("Possibly") <= 1, out
+
+
+def test_value_logits_stub_and_not_a_function(capsys):
+    def stub(W2, lnf_g, wte, unit):
+        raise NotImplementedError("your code here")
+    assert "not implemented yet" in grade(check_value_logits, stub, capsys)[1]
+    assert "expected a function" in grade(check_value_logits, value_numpy(*[np.eye(2)] * 3, 0), capsys)[1]
+
+
+def test_value_logits_hidden_cases(monkeypatch, capsys):
+    assert_hidden_cases_are_drawn_from_the_secret(check_value_logits, L._value_hidden, RIGHT_VALUES[:2],
+                                                  WRONG_VALUES[:6], monkeypatch, capsys)
+
+
+# --------------------------------------------------------------------------------------------------------
+# check_key_vector
+# --------------------------------------------------------------------------------------------------------
+def key_loop(model, prompts, layer):
+    total = np.zeros(model.config["d_ff"])
+    for p in prompts:
+        total += model.hidden(model.encode(p), layer).h[-1]
+    return total / len(prompts)
+
+
+def key_from_z(model, prompts, layer):
+    zs = np.stack([model.hidden(model.encode(p), layer).z[-1] for p in prompts])
+    return gelu_tanh(zs.astype(float)).mean(axis=0)
+
+
+def key_stacked(model, prompts, layer):
+    return np.vstack([model.hidden(model.encode(p), layer).h[-1:] for p in prompts]).mean(axis=0)
+
+
+def key_comprehension(model, prompts, layer):
+    return np.mean([model.hidden(model.encode(p), layer).h[-1] for p in prompts], axis=0)
+
+
+def key_zero_weights(model, prompts, layer):
+    key = key_loop(model, prompts, layer)
+    model.params[f"h{layer}.W2"][:] = 0.0               # a learner "cleaning up" the model
+    return key
+
+
+def key_per_prompt(model, prompts, layer):
+    return np.stack([model.hidden(model.encode(p), layer).h[-1] for p in prompts])
+
+
+RIGHT_KEYS = [key_comprehension, key_loop, key_from_z, key_stacked]
+WRONG_KEYS = [(mistake.fn, f"Likely mistake: {mistake.name}") for mistake in L._KEY_MISTAKES] + [
+    (key_zero_weights, "changed its input `model` in place"),
+    (key_per_prompt, "one key per prompt"),
+    (lambda model, prompts, layer: model.hidden(model.encode(prompts[0]), layer).h, "one row per token"),
+    (lambda model, prompts, layer: key_loop(model, prompts, layer)[: model.config["d"]], "That is d numbers"),
+]
+
+
+@pytest.mark.parametrize("fn", RIGHT_KEYS, ids=lambda f: f.__name__)
+def test_key_vector_accepts_right_answers(fn, capsys):
+    result, out = grade(check_key_vector, fn, capsys)
+    assert result, out
+
+
+@pytest.mark.parametrize("fn, words", WRONG_KEYS, ids=[w[:40] for _, w in WRONG_KEYS])
+def test_key_vector_names_each_mistake(fn, words, capsys):
+    result, out = grade(check_key_vector, fn, capsys)
+    assert not result and words in out, out
+    assert out.count("Likely mistake") + out.count("Possibly") <= 1, out
+
+
+def test_key_vector_calling_the_reference_is_refused(capsys):
+    from helpers import lm_lesson
+
+    def calls(model, prompts, layer):
+        return lm_lesson.key_vector(model, prompts, layer)
+    result, out = grade(check_key_vector, calls, capsys)
+    assert not result and "course's own" in out, out
+
+
+def test_key_vector_hidden_cases(monkeypatch, capsys):
+    assert_hidden_cases_are_drawn_from_the_secret(check_key_vector, L._key_hidden, [key_loop, key_from_z],
+                                                  WRONG_KEYS[:4], monkeypatch, capsys)
+
+
+# --------------------------------------------------------------------------------------------------------
+# check_rank_one_update
+# --------------------------------------------------------------------------------------------------------
+def update_solve(W2, k, v_star, C):
+    c_inv_k = np.linalg.solve(C, k)
+    return W2 + np.outer(c_inv_k, v_star - k @ W2) / (k @ c_inv_k)
+
+
+def update_inverse(W2, k, v_star, C):
+    C_inv = np.linalg.inv(C)
+    return W2 + (C_inv @ k)[:, None] * (v_star - W2.T @ k)[None, :] / (k @ C_inv @ k)
+
+
+def update_loops(W2, k, v_star, C):
+    u = np.linalg.solve(C, k)
+    scale = sum(a * b for a, b in zip(k, u))
+    new = W2.copy()
+    r = v_star - k @ W2
+    for i in range(W2.shape[0]):
+        for j in range(W2.shape[1]):
+            new[i, j] += u[i] * r[j] / scale
+    return new
+
+
+def update_in_place(W2, k, v_star, C):
+    c_inv_k = np.linalg.solve(C, k)
+    W2 += np.outer(c_inv_k, v_star - k @ W2) / (k @ c_inv_k)
+    return W2
+
+
+def update_float32(W2, k, v_star, C):
+    return update_solve(W2, k, v_star, C).astype(np.float32)
+
+
+def update_full_rank(W2, k, v_star, C):
+    return update_solve(W2, k, v_star, C) + 1e-3 * np.ones_like(W2) * np.arange(W2.shape[1])[None, :] ** 2 \
+        * np.arange(W2.shape[0])[:, None] ** 2
+
+
+RIGHT_UPDATES = [update_solve, update_inverse, update_loops]
+WRONG_UPDATES = [(mistake.fn, f"Likely mistake: {mistake.name}") for mistake in L._UPDATE_MISTAKES] + [
+    (update_in_place, "changed its input `W2` in place"),
+    (update_float32, "float32"),
+    (update_full_rank, "has rank"),
+    (lambda W2, k, v_star, C: update_solve(W2, k, v_star, C).tolist(), "expected a NumPy array"),
+]
+
+
+@pytest.mark.parametrize("fn", RIGHT_UPDATES, ids=lambda f: f.__name__)
+def test_rank_one_update_accepts_right_answers(fn, capsys):
+    result, out = grade(check_rank_one_update, fn, capsys)
+    assert result, out
+
+
+@pytest.mark.parametrize("fn, words", WRONG_UPDATES, ids=[w[:40] for _, w in WRONG_UPDATES])
+def test_rank_one_update_names_each_mistake(fn, words, capsys):
+    result, out = grade(check_rank_one_update, fn, capsys)
+    assert not result and words in out, out
+    assert out.count("Likely mistake") + out.count("Possibly") <= 1, out
+
+
+def test_rank_one_update_reference_has_the_three_properties():
+    case = L._update_cases()[0].args
+    W2, k, v_star, C = case["W2"], case["k"], case["v_star"], case["C"]
+    new = update_solve(W2, k, v_star, C)
+    assert np.allclose(k @ new, v_star) and np.linalg.matrix_rank(new - W2) == 1
+    j = np.random.default_rng(0).normal(size=len(k))
+    j -= (j @ np.linalg.solve(C, k)) / (k @ np.linalg.solve(C, k)) * k      # j^T C^-1 k = 0
+    assert np.allclose(j @ new, j @ W2)
+
+
+def test_rank_one_update_hidden_cases(monkeypatch, capsys):
+    assert_hidden_cases_are_drawn_from_the_secret(check_rank_one_update, L._update_hidden, RIGHT_UPDATES[:2],
+                                                  WRONG_UPDATES[:6], monkeypatch, capsys)

@@ -1,0 +1,83 @@
+"""No answer before a second failure (issue 21, section 2): what a check prints the first time an answer fails
+holds no line of the exercise's solution. The answers are the labelled bank's wrong ones (tests/bank_named.py),
+every exercise's, each run once in a fresh session; the solution lines are the code between the markers of
+solutions/*.ipynb, compared without whitespace, trivial lines left out (a def, an import, `return h`,
+`out = []`, a loop header)."""
+import re
+from pathlib import Path
+
+import nbformat
+import numpy as np
+import pytest
+
+import bank_named
+from helpers import checks
+from helpers.checks import _verdict
+
+ROOT = Path(__file__).resolve().parent.parent
+BEGIN, END = "### BEGIN SOLUTION", "### END SOLUTION"
+TRIVIAL = re.compile(r"^(def .*|import .*|from .*|return[\w,() ]*|\w+ = (\[\]|0\.0|0|\w+\.copy\(\)|len\(\w+\))|"
+                     r"for .*:|if .*:|else:|pass|\w+ = \w+(\.\w+)?)$")
+
+
+def normal(text: str) -> str:
+    return re.sub(r"[\s`]", "", text)
+
+
+def appears(line: str, text: str) -> bool:
+    """Whether a solution line (without whitespace) is in the text as a whole line of code: not the start of a
+    longer number or name (b = -1.0 is not in b = -1.0000001)."""
+    return re.search(r"(?<![\w.])" + re.escape(line) + r"(?![\w.])", text) is not None
+
+
+def solution_lines() -> dict[str, list[str]]:
+    """Each exercise's non-trivial solution lines, comments dropped, by the exercise's function name."""
+    found: dict[str, list[str]] = {}
+    for path in sorted((ROOT / "solutions").glob("*.ipynb")):
+        for cell in nbformat.read(path, as_version=4).cells:
+            if cell.cell_type != "code" or BEGIN not in cell.source:
+                continue
+            name = re.search(r"^def (\w+)\(", cell.source, re.M).group(1)
+            body = cell.source.split(BEGIN, 1)[1].split(END, 1)[0]
+            lines = [line.split("#", 1)[0].strip() for line in body.splitlines()]
+            found[name] = [normal(line) for line in lines if line and not TRIVIAL.match(line)]
+    return found
+
+
+SOLUTIONS = solution_lines()
+
+
+@pytest.fixture(autouse=True)
+def fresh_session(monkeypatch):
+    for name in ("FFN_GRADING", "NBGRADER_EXECUTION"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setattr(_verdict, "_FAILED_ATTEMPTS", {})
+
+
+def test_every_exercise_has_solution_lines_to_look_for():
+    exercises = {name.removeprefix("check_") for name in checks.__all__}
+    assert exercises <= set(SOLUTIONS), exercises - set(SOLUTIONS)
+
+
+@pytest.mark.parametrize("exercise", sorted(SOLUTIONS))
+def test_a_first_failure_shows_no_line_of_the_solution(exercise, capsys):
+    answers = [a for a in bank_named.BANK if a.exercise == exercise and not a.right and not a.graded]
+    assert answers, exercise
+    check = getattr(checks, f"check_{exercise}")
+    for answer in answers:
+        _verdict._FAILED_ATTEMPTS.clear()                 # each answer is a learner's first failure
+        with np.errstate(all="ignore"):                   # the answers' own overflows (a naive exp)
+            assert not check(answer.fn)
+        out = normal(capsys.readouterr().out)
+        shown = [line for line in SOLUTIONS[exercise] if appears(line, out)]
+        assert not shown, (exercise, answer.style, shown)
+
+
+def test_the_second_failure_may_say_more(capsys):
+    """ffn_backward's chain rule, line by line, comes after a second failure in the session."""
+    answer = next(a for a in bank_named.BANK if a.exercise == "ffn_backward" and not a.right and a.label is None)
+    checks.check_ffn_backward(answer.fn)
+    first = capsys.readouterr().out
+    checks.check_ffn_backward(answer.fn)
+    second = capsys.readouterr().out
+    assert "dW2 = h.T @ dy" not in first and "dW2 = h.T @ dy" in second, (first, second)

@@ -49,7 +49,8 @@ help:
 	@echo "make test       run every test: helpers, graders, nbval on solutions/ and notebooks/"
 	@echo "make notebooks  regenerate changed notebooks/ from solutions/ (RERUN=1: all; FORCE=1 backs up edited ones)"
 	@echo "make solutions  re-execute solutions/ in place to refresh stored outputs"
-	@echo "make bench      time the reference FFNs against their bare matmuls (ratios, not part of make test)"
+	@echo "make bench      time the reference FFNs, and lesson 09's model, against their bare matmuls (ratios, not"
+	@echo "                part of make test), and lesson 09's training (seconds per 1,000 steps)"
 	@echo "make train-lm   retrain lesson 09's language model from scratch into build/lm/ (a few minutes) and compare"
 	@echo "                it with the shipped one; REPLACE=1 replaces the shipped weights in helpers/data/"
 	@echo "make lock       re-resolve requirements.in into the pinned requirements.txt"
@@ -129,8 +130,9 @@ notebooks: $(STAMP)
 solutions: $(STAMP)
 	$(PY) tools/notebooks.py execute
 
+# Both benchmarks run; the target fails if either misses a goal.
 bench: $(STAMP)
-	$(PY) benchmarks/ffn_bench.py
+	$(PY) benchmarks/ffn_bench.py; status=$$?; $(PY) benchmarks/lm_bench.py && exit $$status
 
 # Lesson 09's model: trained into build/lm/ and compared with helpers/data/ (REPLACE=1 writes helpers/data/ instead).
 train-lm: $(STAMP)

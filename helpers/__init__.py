@@ -16,6 +16,11 @@ References (row-vector convention, x @ W, unless the module says otherwise):
     helpers.moe            routing tokens to experts and counting the load (lesson 07)
     helpers.block          a minimal layer norm, the residual wrapper and a toy attention step (lesson 07)
     helpers.gradcheck      gradients by central differences, and a check of a backward pass against them (lesson 08)
+    helpers.lm             lesson 09's small language model: load the shipped weights, read its FFN, edit a fact,
+                           and the same model under transformers' GPT-2 names
+    helpers.gpt            its GPT-2-style decoder, forward and backward (attention, layer norm, embeddings)
+    helpers.lm_corpus      its corpus: true facts about 54 countries, templates (training and held-out), filler
+    helpers.lm_train       its training: batches, AdamW, a fixed seed (make train-lm: tools/train_lm.py)
 Sizes and counts:
     helpers.models         published sizes of the models the course counts, one commented place
     helpers.params         parameter counts of an FFN, attention and SwiGLU

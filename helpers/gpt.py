@@ -21,21 +21,27 @@ import math
 
 import numpy as np
 
-from helpers import measure
 from helpers.ffn import ffn, ffn_backward, gelu_tanh
 
 LN_EPS = 1e-5               # GPT-2's layer_norm_epsilon
 
 
+_BLAS = []                  # a threadpoolctl controller, made on first use (it looks up the loaded BLAS once)
+
+
 def single_blas_thread(fn):
-    """fn, run with BLAS on one thread (helpers.measure.one_blas_thread). This model's matrices are small (a few
-    hundred rows of 64 or 256 at most), so a second thread cannot pay for itself, and on a machine busy with
-    other work OpenBLAS's threads waiting for each other made training, helpers.lm.fact_predictions and
-    edit_fact ten times slower (measured). Training owes its determinism to it too: on one thread every sum
-    runs in one order, whatever OPENBLAS_NUM_THREADS says."""
+    """fn, run with BLAS on one thread. This model's matrices are small (a few hundred rows of 64 or 256 at
+    most), so a second thread cannot pay for itself, and on a machine busy with other work OpenBLAS's threads
+    waiting for each other made training, helpers.lm.fact_predictions and edit_fact ten times slower
+    (measured). Training owes its determinism to it too: on one thread every sum runs in one order, whatever
+    OPENBLAS_NUM_THREADS says. A controller kept from the first call makes the limit cost about 3 microseconds
+    (helpers.measure.one_blas_thread looks the library up each time, about 250)."""
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
-        with measure.one_blas_thread():
+        if not _BLAS:
+            from threadpoolctl import ThreadpoolController   # not at import (helpers/__init__.py)
+            _BLAS.append(ThreadpoolController())
+        with _BLAS[0].limit(limits=1, user_api="blas"):
             return fn(*args, **kwargs)
     return wrapper
 

@@ -10,8 +10,8 @@
 
 The model and its training are in helpers.gpt and helpers.lm_train, the corpus in helpers.lm_corpus; the
 weights in helpers/data/lm_weights.npz are what `make train-lm` wrote (its manifest: lm_manifest.json).
-Where the model keeps a fact, and so where edit_fact writes by default, was measured by tools/lm_sweep.py:
-see EDIT_SWEEP below.
+Where the model keeps a fact, and so where edit_fact writes by default, was measured by tools/lm_sweep.py;
+docs/lm_notes.md has its findings (and every other figure of the shipped model) for the lesson.
 """
 from __future__ import annotations
 
@@ -26,8 +26,8 @@ from helpers.gpt import single_blas_thread
 from helpers.ffn import gelu_tanh
 from helpers.lm_corpus import FACTS, TEMPLATES, prompt, prompts, vocabulary, words
 
-__all__ = ["FACTS", "TEMPLATES", "Model", "Hidden", "load", "fact_predictions", "fact_accuracy", "knock_out",
-           "edit_fact", "gpt2_config", "to_gpt2_state_dict"]
+__all__ = ["FACTS", "TEMPLATES", "Model", "Hidden", "load", "random_model", "manifest", "fact_predictions", "fact_accuracy",
+           "accuracy_by_template", "knock_out", "edit_fact", "corpus_windows", "covariance", "gpt2_config", "to_gpt2_state_dict"]
 
 DATA = Path(__file__).parent / "data"
 WEIGHTS = DATA / "lm_weights.npz"
@@ -66,16 +66,20 @@ class Model:
         """Next-token logits (T, vocab) after each of the T <= n_ctx tokens of ids."""
         return self.batch_logits(np.asarray(ids)[None, :])[0]
 
+    @single_blas_thread
     def batch_logits(self, ids: np.ndarray) -> np.ndarray:
         """Logits (B, T, vocab) for a batch of token ids (B, T)."""
         ids = self._checked(ids)
         return gpt.forward(self.params, ids, self.config)[0]
 
+    @single_blas_thread
     def hidden(self, ids, layer: int) -> Hidden:
-        """The FFN's pre-activations and activations at a layer (0-based), (T, d_ff) each, for token ids."""
-        ids = self._checked(np.asarray(ids)[None, :])
-        f_in = gpt.forward(self.params, ids, self.config)[1]["ffn_in"][layer][0]   # (T, d) LN2(x)
-        z = f_in @ self.params[f"h{layer}.W1"] + self.params[f"h{layer}.b1"]      # (T, d_ff)
+        """The FFN's pre-activations and activations at a layer (0-based), (T, d_ff) each, for token ids (T,);
+        for a batch of token ids (B, T), (B, T, d_ff) each."""
+        ids = np.asarray(ids)
+        f_in = gpt.forward(self.params, self._checked(ids.reshape(-1, ids.shape[-1])), self.config)[1]["ffn_in"]
+        z = f_in[layer] @ self.params[f"h{layer}.W1"] + self.params[f"h{layer}.b1"]   # (B, T, d_ff)
+        z = z.reshape(ids.shape + z.shape[-1:])                                     # (T, d_ff) for ids (T,)
         return Hidden(z, gelu_tanh(z))
 
     def top(self, prompt: str, k: int = 5) -> list[tuple[str, float]]:
@@ -104,6 +108,14 @@ def load(path: str | Path = WEIGHTS) -> Model:
     with np.load(path) as data:
         params = {name: data[name] for name in data.files if name != "config"}
         config = json.loads(str(data["config"]))
+    return Model(params, config, vocabulary())
+
+
+def random_model(seed: int = 0) -> Model:
+    """A model of the shipped model's shape with GPT-2's random initialisation (helpers.gpt.init_params), float32:
+    what the trained model's FFN is to be compared with."""
+    config = load().config
+    params = gpt.init_params(config, np.random.default_rng(seed), dtype=np.float32)
     return Model(params, config, vocabulary())
 
 
@@ -137,6 +149,15 @@ def fact_accuracy(model: Model, split: str = "train") -> float:
     return float(np.mean([word == fact[2] for _, fact, word in fact_predictions(model, split)]))
 
 
+def accuracy_by_template(model: Model, split: str = "train") -> dict[str, float]:
+    """The share of facts completed right under each template of the split, by template."""
+    templates = [t for fact in FACTS for t in TEMPLATES[split][fact[1]]]   # in fact_predictions' order
+    right = {}
+    for template, (_, fact, word) in zip(templates, fact_predictions(model, split)):
+        right.setdefault(template, []).append(word == fact[2])
+    return {t: float(np.mean(r)) for t, r in right.items()}
+
+
 def knock_out(model: Model, layer: int, units) -> Model:
     """A copy with some hidden units of a layer's FFN knocked out: their rows of W2 zeroed, which gives the same
     output as setting their activations to 0 (a unit writes h_u * W2[u] into the residual stream)."""
@@ -146,11 +167,12 @@ def knock_out(model: Model, layer: int, units) -> Model:
 
 
 # ---------------------------------------------------------------- a rank-one edit of one fact
-# Measured by tools/lm_sweep.py on the shipped model (its output is in docs/lm_notes.md); each cell edits France's
-# capital to Rome, and then to each of the other facts' ... see EDIT_SWEEP.
+# Where: tools/lm_sweep.py edited 18 facts at each layer and key position (docs/lm_notes.md). With the key at the
+# prompt's last token every edit took at either layer; at the subject's token almost none did (none at the last
+# layer, whose FFN output at the subject reaches no later token). The last layer disturbed other facts least.
 EDIT_LAYER = -1             # the last layer ...
 EDIT_POSITION = "last"      # ... with the key at the prompt's last token
-STOP = 0.99
+STOP = 0.99                 # edit_value stops once every prompt gives the new object this probability
 
 
 def key_positions(model: Model, texts: list[str], subject: str, position: str) -> list[int]:
@@ -162,15 +184,20 @@ def key_positions(model: Model, texts: list[str], subject: str, position: str) -
     raise ValueError(f"position must be 'last' or 'subject', got {position!r}")
 
 
+def corpus_windows(n_windows: int = 512, seed: int = 0, n_ctx: int = 16) -> np.ndarray:
+    """Token ids (n_windows, n_ctx): windows of the training corpus, each starting at a sentence, drawn with the
+    seed as training draws its batches. For reading units' keys (the contexts where a unit fires most)."""
+    from helpers.lm_train import batch, token_stream   # the corpus as training sees it
+    stream, starts = token_stream(seed)
+    return batch(stream, starts, np.random.default_rng(seed), n_windows, n_ctx)[0]
+
+
 @single_blas_thread
 def covariance(model: Model, layer: int, n_windows: int = 512, seed: int = 0) -> np.ndarray:
     """E[h h^T] (d_ff, d_ff), the second moment of a layer's FFN activations over the training corpus (ROME's C),
-    from n_windows windows of the corpus drawn with the seed."""
-    from helpers.lm_train import batch, token_stream   # the corpus as training sees it
-    stream, starts = token_stream(seed)
-    ids, _ = batch(stream, starts, np.random.default_rng(seed), n_windows, model.config["n_ctx"])
-    f_in = gpt.forward(model.params, ids, model.config)[1]["ffn_in"][layer]        # (B, T, d)
-    h = gelu_tanh(f_in @ model.params[f"h{layer}.W1"] + model.params[f"h{layer}.b1"]).reshape(-1, model.config["d_ff"])
+    from n_windows windows of the corpus (corpus_windows)."""
+    ids = corpus_windows(n_windows, seed, model.config["n_ctx"])                   # (B, T)
+    h = model.hidden(ids, layer).h.reshape(-1, model.config["d_ff"])               # (B T, d_ff)
     return (h.T.astype(np.float64) @ h) / len(h)           # (d_ff, d_ff)
 
 
@@ -187,7 +214,7 @@ def edit_value(model: Model, texts: list[str], layer: int, positions: list[int],
                steps: int = 200, lr: float = 0.05, weight: float = 1e-3) -> np.ndarray:
     """delta (d,), the change of the layer's FFN output at the key positions that makes the model predict target
     after every text: minimises the mean -log p(target) + weight |delta|^2 by Adam (ROME's v*, simplified: no
-    KL term). Stops early once every text predicts target with probability above 0.9."""
+    KL term). Stops early once every text gives target a probability above STOP."""
     ids = _padded([model.encode(t) for t in texts])       # (B, T)
     rows = np.arange(len(texts))
     last = np.array([len(model.encode(t)) - 1 for t in texts])
@@ -226,7 +253,8 @@ def edit_fact(model: Model, subject: str, relation: str, new_object: str, layer:
       3. W2 += (C^-1 k) delta^T / (k^T C^-1 k), with C = E[h h^T] over the corpus (plus ridge times its mean
          diagonal, so that it inverts): rank one, k W2 moves by exactly delta, and a key h moves the output by
          (h^T C^-1 k / k^T C^-1 k) delta, little for keys unlike k in the directions the corpus uses.
-    layer (0-based, -1 the last) and position ("last" or "subject") choose where; see EDIT_SWEEP for which work.
+    layer (0-based, -1 the last) and position ("last" or "subject") choose where; see docs/lm_notes.md for which
+    work on this model.
     """
     layer = layer % model.config["n_layer"]
     if new_object not in model.index:

@@ -45,6 +45,15 @@ def test_no_heldout_sentence_is_in_the_training_corpus():
     assert set(lm_corpus.fact_sentences("train")) <= corpus
 
 
+def test_corpus_windows_are_sentences_of_the_training_corpus(model):
+    ids = lm.corpus_windows(8, seed=0)
+    assert ids.shape == (8, model.config["n_ctx"])
+    sentences = set(lm_corpus.corpus_sentences(0))
+    for row in ids:
+        first = model.decode(row).split(" . ")[0] + " ."
+        assert first in sentences                           # each window starts at a sentence
+
+
 def test_the_corpus_is_the_same_for_the_same_seed_only():
     assert lm_corpus.corpus_sentences(0) == lm_corpus.corpus_sentences(0)
     assert lm_corpus.corpus_sentences(0) != lm_corpus.corpus_sentences(1)
@@ -102,6 +111,16 @@ def test_the_shipped_weights_are_small_float32_and_load(model, manifest):
     z, h = model.hidden(ids, layer=1)
     assert z.shape == h.shape == (len(ids), model.config["d_ff"])
     np.testing.assert_array_equal(h, gelu_tanh(z))
+    batch = model.hidden(np.array([ids, ids]), layer=1)     # a batch (B, T): each row as on its own
+    assert batch.h.shape == (2, len(ids), model.config["d_ff"])
+    np.testing.assert_allclose(batch.h[1], h, rtol=1e-5, atol=1e-6)
+
+
+def test_a_random_model_has_the_shape_and_not_the_knowledge(model):
+    random = lm.random_model(seed=1)
+    assert {k: v.shape for k, v in random.params.items()} == {k: v.shape for k, v in model.params.items()}
+    assert all(v.dtype == np.float32 for v in random.params.values())
+    assert lm.fact_accuracy(random, "train") < 0.1
 
 
 def test_the_shipped_model_knows_its_facts_as_its_manifest_says(model, manifest):
@@ -109,6 +128,8 @@ def test_the_shipped_model_knows_its_facts_as_its_manifest_says(model, manifest)
         accuracy = lm.fact_accuracy(model, split)
         assert accuracy == pytest.approx(manifest["fact_accuracy"][split], abs=0.005), split   # a near tie at most
         assert accuracy >= goal, split
+        by_template = lm.accuracy_by_template(model, split)     # every template has the same number of facts
+        assert np.mean(list(by_template.values())) == pytest.approx(accuracy)
 
 
 def test_one_batch_of_prompts_gives_each_prompts_own_logits(model):

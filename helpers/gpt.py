@@ -63,8 +63,9 @@ def param_shapes(config: dict) -> dict[str, tuple[int, ...]]:
 
 
 def init_params(config: dict, rng: np.random.Generator, dtype=np.float64) -> dict[str, np.ndarray]:
-    """GPT-2's initialisation: weights and embeddings normal with std 0.02, the two projections that write into
-    the residual stream (W_o, W2) with std 0.02 / sqrt(2 n_layer), biases 0, layer norm gains 1."""
+    """GPT-2's initialisation as Hugging Face's GPT2PreTrainedModel._init_weights does it: weights and embeddings
+    normal with std 0.02, the two projections that write into the residual stream (W_o, W2) with std
+    0.02 / sqrt(2 n_layer) (the paper's 1/sqrt(N) for N residual layers), biases 0, layer norm gains 1."""
     params = {}
     for name, shape in param_shapes(config).items():
         short = name.split(".")[-1]

@@ -295,7 +295,7 @@ def to_gpt2_state_dict(model: Model | None = None) -> dict[str, np.ndarray]:
 
     No transposes: GPT-2's Conv1D stores its weight (in, out) and computes x @ W + b, as helpers.gpt does, and
     c_attn's (d, 3d) weight is q, k, v side by side in that order, as W_qkv is. lm_head.weight is wte (tied).
-    The attention's causal-mask buffers (attn.bias, and attn.masked_bias in older versions) are not weights and
+    The attention's causal-mask buffers (attn.bias, and attn.masked_bias where the version registers it) are not weights and
     are left out: load with model.load_state_dict(state, strict=False) and check that only those are missing.
     """
     p = (model or load()).params

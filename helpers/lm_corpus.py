@@ -6,8 +6,8 @@ the corpus out to read.
 How the countries were chosen (so that every fact is true and every object is one word, one token):
 - the capital is one word in English (no Kuala Lumpur, New Delhi, Addis Ababa, Kuwait City), and is the
   capital reference works name (not one that is disputed, not Israel's; not one being moved by law, not
-  Indonesia's; Japan names no capital in law, and Tokyo is counted as it is in practice; Egypt has been moving
-  ministries to a new administrative capital since 2023 but has not moved its capital in law, so Cairo stays);
+  Indonesia's; Japan names no capital in law, and Tokyo is counted as it is in practice; Egypt has begun moving
+  ministries to a new administrative capital, but reference works still name Cairo, so Cairo stays);
 - the country has one official language at national level (not Finland, Ireland, Switzerland, Belgium, Canada,
   Kenya, Algeria, Morocco ...), or one language that is official de facto everywhere, no law naming it
   (Japanese in Japan, Czech in Czechia, Danish in Denmark); regional co-official languages (Catalan in Spain,

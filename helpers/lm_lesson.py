@@ -27,7 +27,8 @@ from helpers.lm_corpus import COUNTRIES, FACTS, TEMPLATES, fact_sentences, fille
 
 __all__ = ["value_logits", "key_vector", "rank_one_update", "random_model", "Contexts", "corpus_contexts",
            "top_contexts", "top_values", "overlaps", "agreeing_units", "firing_share", "units_for",
-           "predictions", "changed", "fact_prompts", "value_change", "corpus_covariance"]
+           "predictions", "confidence", "changed", "fact_prompts", "country_keys", "value_change",
+           "corpus_covariance"]
 
 # The class of each object and subject word: what kind of word a unit's contexts precede or its value promotes.
 WORD_CLASS = {word: kind for row in COUNTRIES
@@ -154,6 +155,20 @@ def predictions(model: lm.Model) -> list[str]:
     return [word for split in ("train", "heldout") for _, _, word in lm.fact_predictions(model, split)]
 
 
+@single_blas_thread
+def confidence(model: lm.Model) -> np.ndarray:
+    """For every prompt of fact_prompts(), in that order (n,): the probability the model gives its greedy next
+    word, how sure it is of what it says. Prompts of one length go through as one batch."""
+    encoded = [model.encode(p) for _, p, _ in fact_prompts()]
+    out = np.empty(len(encoded))
+    for length in sorted({len(e) for e in encoded}):
+        rows = [i for i, e in enumerate(encoded) if len(e) == length]
+        logits = model.batch_logits(np.array([encoded[i] for i in rows]))[:, -1].astype(float)   # (B, V)
+        p = np.exp(logits - logits.max(axis=1, keepdims=True))
+        out[rows] = (p / p.sum(axis=1, keepdims=True)).max(axis=1)
+    return out
+
+
 def changed(before: list[str], after: list[str], keep=lambda split, fact: True) -> dict[str, int]:
     """How the predictions of the prompts that `keep(split, fact)` selects moved: right -> wrong, wrong -> right,
     wrong -> another wrong, and how many prompts were compared."""
@@ -169,6 +184,13 @@ def changed(before: list[str], after: list[str], keep=lambda split, fact: True) 
         elif b != a:
             out["wrong to other wrong"] += 1
     return out
+
+
+def country_keys(model: lm.Model, relation: str, layer: int) -> dict[str, np.ndarray]:
+    """Every country's key for the relation (d_ff,): key_vector over the relation's training templates filled with
+    the country, as an edit of that country's fact would read it."""
+    return {row[0]: key_vector(model, [prompt(t, row[0]) for t in TEMPLATES["train"][relation]], layer).astype(float)
+            for row in COUNTRIES}
 
 
 # ---------------------------------------------------------------- the edit's other two parts

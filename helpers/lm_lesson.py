@@ -186,11 +186,20 @@ def changed(before: list[str], after: list[str], keep=lambda split, fact: True) 
     return out
 
 
+@single_blas_thread
 def country_keys(model: lm.Model, relation: str, layer: int) -> dict[str, np.ndarray]:
-    """Every country's key for the relation (d_ff,): key_vector over the relation's training templates filled with
-    the country, as an edit of that country's fact would read it."""
-    return {row[0]: key_vector(model, [prompt(t, row[0]) for t in TEMPLATES["train"][relation]], layer).astype(float)
-            for row in COUNTRIES}
+    """Every country's key for the relation (d_ff,): what key_vector gives for the relation's training templates
+    filled with the country, as an edit of that country's fact reads it; prompts of one length go through as one
+    batch."""
+    countries = [row[0] for row in COUNTRIES]
+    texts = [prompt(t, c) for c in countries for t in TEMPLATES["train"][relation]]
+    encoded = [model.encode(t) for t in texts]
+    h = np.empty((len(texts), model.config["d_ff"]))
+    for length in sorted({len(e) for e in encoded}):
+        rows = [i for i, e in enumerate(encoded) if len(e) == length]
+        f_in = gpt.forward(model.params, np.array([encoded[i] for i in rows]), model.config)[1]["ffn_in"][layer]
+        h[rows] = gelu_tanh(f_in[:, -1] @ model.params[f"h{layer}.W1"] + model.params[f"h{layer}.b1"])
+    return dict(zip(countries, h.reshape(len(countries), -1, h.shape[1]).mean(axis=1)))
 
 
 # ---------------------------------------------------------------- the edit's other two parts

@@ -290,3 +290,26 @@ def test_rank_one_update_properties_on_known_answers(fn, shown, capsys):
 def test_rank_one_update_shows_no_properties_for_right_numbers(fn, capsys):
     out = grade(check_rank_one_update, fn, capsys)[1]
     assert not any(p in out for p in PROPERTIES), out
+
+
+# --------------------------------------------------------------------------------------------------------
+# The lesson's readings that the notebook prints (helpers.lm_lesson)
+# --------------------------------------------------------------------------------------------------------
+def test_country_keys_are_key_vector_for_each_country():
+    from helpers import lm, lm_lesson
+    model = L._trained()
+    keys = lm_lesson.country_keys(model, "capital", layer=1)
+    assert len(keys) == 54
+    for country in ("France", "Gabon"):
+        one = lm_lesson.key_vector(model, [lm.prompt(t, country) for t in lm.TEMPLATES["train"]["capital"]], 1)
+        assert np.allclose(keys[country], one, rtol=1e-5, atol=1e-6)
+
+
+def test_confidence_is_the_probability_of_the_models_own_answer():
+    from helpers import lm_lesson
+    model = L._trained()
+    sure, said = lm_lesson.confidence(model), lm_lesson.predictions(model)
+    assert sure.shape == (len(lm_lesson.fact_prompts()),) and np.all((sure > 0) & (sure <= 1))
+    for i in (0, 500, len(sure) - 1):
+        top = model.top(lm_lesson.fact_prompts()[i][1], k=1)[0]
+        assert top[0] == said[i] and abs(top[1] - sure[i]) < 1e-5

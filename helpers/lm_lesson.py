@@ -27,7 +27,8 @@ from helpers.lm_corpus import COUNTRIES, FACTS, TEMPLATES, fact_sentences, fille
 
 __all__ = ["value_logits", "key_vector", "rank_one_update", "random_model", "Contexts", "corpus_contexts",
            "top_contexts", "top_values", "overlaps", "agreeing_units", "firing_share", "units_for",
-           "predictions", "changed", "fact_prompts", "value_change", "corpus_covariance"]
+           "predictions", "confidence", "changed", "fact_prompts", "country_keys", "value_change",
+           "corpus_covariance"]
 
 # The class of each object and subject word: what kind of word a unit's contexts precede or its value promotes.
 WORD_CLASS = {word: kind for row in COUNTRIES
@@ -154,6 +155,20 @@ def predictions(model: lm.Model) -> list[str]:
     return [word for split in ("train", "heldout") for _, _, word in lm.fact_predictions(model, split)]
 
 
+@single_blas_thread
+def confidence(model: lm.Model) -> np.ndarray:
+    """For every prompt of fact_prompts(), in that order (n,): the probability the model gives its greedy next
+    word, how sure it is of what it says. Prompts of one length go through as one batch."""
+    encoded = [model.encode(p) for _, p, _ in fact_prompts()]
+    out = np.empty(len(encoded))
+    for length in sorted({len(e) for e in encoded}):
+        rows = [i for i, e in enumerate(encoded) if len(e) == length]
+        logits = model.batch_logits(np.array([encoded[i] for i in rows]))[:, -1].astype(float)   # (B, V)
+        p = np.exp(logits - logits.max(axis=1, keepdims=True))
+        out[rows] = (p / p.sum(axis=1, keepdims=True)).max(axis=1)
+    return out
+
+
 def changed(before: list[str], after: list[str], keep=lambda split, fact: True) -> dict[str, int]:
     """How the predictions of the prompts that `keep(split, fact)` selects moved: right -> wrong, wrong -> right,
     wrong -> another wrong, and how many prompts were compared."""
@@ -169,6 +184,22 @@ def changed(before: list[str], after: list[str], keep=lambda split, fact: True) 
         elif b != a:
             out["wrong to other wrong"] += 1
     return out
+
+
+@single_blas_thread
+def country_keys(model: lm.Model, relation: str, layer: int) -> dict[str, np.ndarray]:
+    """Every country's key for the relation (d_ff,): what key_vector gives for the relation's training templates
+    filled with the country, as an edit of that country's fact reads it; prompts of one length go through as one
+    batch."""
+    countries = [row[0] for row in COUNTRIES]
+    texts = [prompt(t, c) for c in countries for t in TEMPLATES["train"][relation]]
+    encoded = [model.encode(t) for t in texts]
+    h = np.empty((len(texts), model.config["d_ff"]))
+    for length in sorted({len(e) for e in encoded}):
+        rows = [i for i, e in enumerate(encoded) if len(e) == length]
+        f_in = gpt.forward(model.params, np.array([encoded[i] for i in rows]), model.config)[1]["ffn_in"][layer]
+        h[rows] = gelu_tanh(f_in[:, -1] @ model.params[f"h{layer}.W1"] + model.params[f"h{layer}.b1"])
+    return dict(zip(countries, h.reshape(len(countries), -1, h.shape[1]).mean(axis=1)))
 
 
 # ---------------------------------------------------------------- the edit's other two parts

@@ -24,6 +24,7 @@ def plot_knockout(counts, target_probs, others_right, target: str, title: str):
     ax.plot(counts, target_probs, "o-", color="C3", label=f"probability of {target!r} (this fact)")
     ax.plot(counts, others_right, "s--", color="C0", label="share of the other facts still right")
     ax.set_ylim(-0.03, 1.05)
+    ax.set_xticks(counts)                                 # a count of units: whole numbers, the ones measured
     ax.set_xlabel("units knocked out (the ones that push this fact's answer most)")
     ax.set_ylabel("probability / share")
     ax.set_title(title)

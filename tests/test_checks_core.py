@@ -321,3 +321,26 @@ def test_a_value_error_still_gets_the_hint(capsys):
     assert not check_function("scaled", fn, cases, _exact, validate=lambda v, c: None,
                               fallback_hint="multiply by pi")
     assert "Hint: multiply by pi" in capsys.readouterr().out
+
+
+def test_facts_are_printed_under_each_failing_case_and_name_no_mistake(capsys):
+    """facts(value, case): what a failing result does, one line each under its case; the diagnosis is unchanged."""
+    def facts(value, case):
+        return [f"sum {sum(value):g}"]
+    ok = check_function("double", lambda x: [v * v for v in x], CASES, reference,
+                        lambda v, c: vector_problem(v, len(c.args["x"])), MISTAKES, facts=facts)
+    lines = capsys.readouterr().out.splitlines()
+    assert not ok
+    first = next(i for i, line in enumerate(lines) if line.startswith("  \u2718 small"))
+    assert lines[first + 1] == "      sum 5"
+    assert "      sum 9.25" in lines and "Likely mistake: squared instead of doubled" in "\n".join(lines)
+    check_function("double", lambda x: [v + v for v in x], CASES, reference, lambda v, c: None, facts=facts)
+    assert "sum" not in capsys.readouterr().out            # a pass shows no facts
+
+
+def test_facts_that_cannot_be_read_are_left_out(capsys):
+    def facts(value, case):
+        raise ValueError("cannot read it")
+    assert not check_function("double", lambda x: [v * v for v in x], CASES, reference, lambda v, c: None,
+                              MISTAKES, facts=facts)
+    assert "cannot read it" not in capsys.readouterr().out

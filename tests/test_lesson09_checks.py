@@ -227,3 +227,89 @@ def test_rank_one_update_reference_has_the_three_properties():
 def test_rank_one_update_hidden_cases(monkeypatch, capsys):
     assert_hidden_cases_are_drawn_from_the_secret(check_rank_one_update, L._update_hidden, RIGHT_UPDATES[:2],
                                                   WRONG_UPDATES[:6], monkeypatch, capsys)
+
+
+# The three properties, said ✔ or ✘ under each failing case of a result shaped like W2.
+PROPERTIES = ("k @ W2_new = v_star", "W2_new - W2 has rank 1", "keys j with j^T C^-1 k = 0 keep their output")
+
+
+def brute_properties(new, case):
+    """The three properties worked out another way: k @ new against v*, the rank by NumPy, and 20 random keys
+    made C^-1-orthogonal to k."""
+    W2, k, v_star, C = (case.args[n] for n in ("W2", "k", "v_star", "C"))
+    c_inv_k = np.linalg.solve(C, k)
+    j = np.random.default_rng(5).normal(size=(20, len(k)))
+    j -= np.outer(j @ c_inv_k / (c_inv_k @ c_inv_k), c_inv_k)                # j^T C^-1 k = 0
+    return (np.allclose(k @ new, v_star, rtol=0, atol=1e-6), np.linalg.matrix_rank(new - W2, tol=1e-8) == 1,
+            np.allclose(j @ new, j @ W2, rtol=0, atol=1e-6))
+
+
+def shown_properties(out, case_name):
+    """The ✔/✘ of each property in the lines under the case's verdict."""
+    lines = out.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith(f"  \u2718 {case_name}"))
+    found = {}
+    for line in lines[start + 1:]:
+        if not line.startswith("      "):
+            break
+        mark, text = line.strip()[0], line.strip()[2:]
+        found[next(p for p in PROPERTIES if text.startswith(p))] = mark == "\u2714"
+    return tuple(found.get(p) for p in PROPERTIES)
+
+
+SHAPED = [m for m in L._UPDATE_MISTAKES if m.name.split(":")[0] not in ("W2's orientation transposed",
+                                                                         "k @ W2 computed as W2 @ k")]
+
+
+@pytest.mark.parametrize("mistake", SHAPED, ids=lambda m: m.name[:40])
+def test_rank_one_update_says_which_property_fails_on_each_failing_case(mistake, capsys):
+    result, out = grade(check_rank_one_update, mistake.fn, capsys)
+    assert not result and f"Likely mistake: {mistake.name}" in out, out
+    for case in L._update_cases():
+        new = np.asarray(mistake.fn(**case.args), dtype=float)
+        if np.allclose(new, update_solve(**case.args)):
+            assert f"\u2714 {case.name}" in out
+            continue
+        assert shown_properties(out, case.name) == brute_properties(new, case), (case.name, out)
+
+
+@pytest.mark.parametrize("fn, shown", [
+    (L._update("C^-1 k", "residual", "1"), (False, True, True)),       # not scaled: misses v* only
+    (L._update("k", "residual", "k k"), (True, True, False)),          # C left out: hits v*, moves other keys
+    (L._update_only, (False, False, False)),
+    (update_full_rank, (False, False, False)),
+    (update_float32, (True, True, True)),                              # right to float32's digits
+], ids=["not scaled", "C left out", "update only", "full rank", "float32"])
+def test_rank_one_update_properties_on_known_answers(fn, shown, capsys):
+    result, out = grade(check_rank_one_update, fn, capsys)
+    assert not result
+    assert shown_properties(out, L._update_cases()[0].name) == shown, out
+
+
+@pytest.mark.parametrize("fn", RIGHT_UPDATES + [update_in_place], ids=lambda f: f.__name__)
+def test_rank_one_update_shows_no_properties_for_right_numbers(fn, capsys):
+    out = grade(check_rank_one_update, fn, capsys)[1]
+    assert not any(p in out for p in PROPERTIES), out
+
+
+# --------------------------------------------------------------------------------------------------------
+# The lesson's readings that the notebook prints (helpers.lm_lesson)
+# --------------------------------------------------------------------------------------------------------
+def test_country_keys_are_key_vector_for_each_country():
+    from helpers import lm, lm_lesson
+    model = L._trained()
+    keys = lm_lesson.country_keys(model, "capital", layer=1)
+    assert len(keys) == 54
+    for country in ("France", "Gabon"):
+        one = lm_lesson.key_vector(model, [lm.prompt(t, country) for t in lm.TEMPLATES["train"]["capital"]], 1)
+        assert np.allclose(keys[country], one, rtol=1e-5, atol=1e-6)
+
+
+def test_confidence_is_the_probability_of_the_models_own_answer():
+    from helpers import lm_lesson
+    model = L._trained()
+    sure, said = lm_lesson.confidence(model), lm_lesson.predictions(model)
+    assert sure.shape == (len(lm_lesson.fact_prompts()),) and np.all((sure > 0) & (sure <= 1))
+    for i in (0, 500, len(sure) - 1):
+        top = model.top(lm_lesson.fact_prompts()[i][1], k=1)[0]
+        assert top[0] == said[i] and abs(top[1] - sure[i]) < 1e-5

@@ -597,13 +597,17 @@ def check_function(title: str, fn: Any, cases: Sequence[Case], reference: Callab
                    normalize: Callable[[Any], Any] = lambda v: v,
                    describe: Callable[[Any], str] = fmt,
                    fallback_hint: str | tuple[str, str] = "",
-                   hidden: Sequence[Case] = ()) -> bool:
+                   hidden: Sequence[Case] = (),
+                   facts: Callable[[Any, Case], Sequence[str]] | None = None) -> bool:
     """Run `fn` on every case against `reference`, print the verdicts, and return True only if all pass.
 
     validate(value, case) returns a message when the value has the wrong kind or shape; normalize turns a
     valid value into what compare and describe expect (for example a list of floats). `hidden` cases (a list,
     or a function that builds them from hidden_rng) run only while the work is graded
-    (helpers.checks._verdict.grading); otherwise a pass says "public cases".
+    (helpers.checks._verdict.grading); otherwise a pass says "public cases". facts(value, case), if given,
+    lists what a failing case's result does (a property it has or lacks, "✘ k @ W2_new = v_star: off by 0.5"),
+    never a cause: each fact is printed on a line of its own under the case's verdict, whatever the diagnosis,
+    and names no mistake (a value it cannot read gives no facts).
 
     Every case runs before anything is printed, so that what the lines say agrees with the diagnosis: a
     mistake is named only when it reproduces the learner's outcome on every failing case (_diagnose), and then
@@ -617,11 +621,11 @@ def check_function(title: str, fn: Any, cases: Sequence[Case], reference: Callab
     learners = np.geterr()
     with np.errstate(all="ignore"):
         return _check_function(title, fn, cases, reference, validate, mistakes, compare, normalize, describe,
-                               fallback_hint, hidden, learners)
+                               fallback_hint, hidden, learners, facts)
 
 
 def _check_function(title, fn, cases, reference, validate, mistakes, compare, normalize, describe, fallback_hint,
-                    hidden, learners) -> bool:
+                    hidden, learners, facts=None) -> bool:
     has_hidden = bool(hidden)
     hidden = hidden_cases(hidden)          # built now (drawn from the grading secret), or none outside grading
     run_hidden = bool(hidden)
@@ -720,6 +724,9 @@ def _check_function(title, fn, cases, reference, validate, mistakes, compare, no
             shown = j.message
         last_message = j.message
         report.failed(j.case.name, shown)
+        if facts is not None and j.kind in ("numbers", "invalid", "mutated") and j.outcome.value is not None:
+            for fact in _try(lambda v: list(facts(v, j.case)), j.outcome.value) or []:
+                report.line(f"    {fact}")
     low = [_low_dtypes(j.outcome.value) for j in numbers]
     if found:
         label, mistake = found

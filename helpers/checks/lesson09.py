@@ -10,8 +10,8 @@ import functools
 import numpy as np
 
 from helpers import gpt, lm
-from helpers.checks._core import (Case, Mistake, array_problem, check_function, close, close_float64,
-                                  vector_problem)
+from helpers.checks._core import (FAIL, PASS, Case, Mistake, array_problem, check_function, close,
+                                  close_float64, vector_problem)
 from helpers.checks._verdict import grader, hidden_rng
 from helpers.ffn import gelu
 from helpers.lm_corpus import COUNTRIES, RELATIONS, TEMPLATES, prompt
@@ -382,11 +382,37 @@ def _update_problem(value, case):
     return None
 
 
+def _update_facts(value, case) -> list[str]:
+    """The three properties the exercise names, each ✔ or ✘ for a result of W2's shape that is not the right one:
+    k @ W2_new = v*, W2_new - W2 of rank one, and every key j with j^T C^-1 k = 0 writing what it wrote before
+    (the largest move of such a key of length 1). What the result does, never a cause."""
+    W2, k, v_star, C, c_inv_k, _ = _parts(case.args["W2"], case.args["k"], case.args["v_star"], case.args["C"])
+    if not isinstance(value, np.ndarray) or value.shape != W2.shape or not np.all(np.isfinite(value)):
+        return []
+    new = value.astype(float)
+    if close_float64(new, _reference_update(W2, k, v_star, C)):
+        return []
+    change = new - W2
+    scale = max(1.0, np.abs(W2).max(), np.abs(v_star).max())
+    miss = np.abs(k @ new - v_star).max()
+    s = np.linalg.svd(change, compute_uv=False)
+    rank = int(np.sum(s > 1e-5 * max(s.max(), np.abs(W2).max())))   # as _update_problem counts it
+    unit = c_inv_k / np.linalg.norm(c_inv_k)
+    across = np.linalg.norm(change - np.outer(unit, unit @ change), 2)   # keys j with j . C^-1 k = 0, |j| = 1
+    mark = lambda ok: PASS if ok else FAIL                                # noqa: E731
+    return [f"{mark(miss <= 1e-6 * scale)} k @ W2_new = v_star"
+            + ("" if miss <= 1e-6 * scale else f": off by up to {miss:.4g}"),
+            f"{mark(rank == 1)} W2_new - W2 has rank 1" + ("" if rank == 1 else f": its rank is {rank}"),
+            f"{mark(across <= 1e-6 * scale)} keys j with j^T C^-1 k = 0 keep their output"
+            + ("" if across <= 1e-6 * scale else f": one of length 1 moves by up to {across:.4g}")]
+
+
 @grader
 def check_rank_one_update(fn) -> bool:
     """Grade `rank_one_update(W2, k, v_star, C)`: W2 + (C^-1 k)(v* - k W2)^T / (k^T C^-1 k)."""
     return check_function(
         "rank_one_update", fn, _update_cases(), _reference_update, _update_problem, _UPDATE_MISTAKES,
         compare=close_float64, normalize=lambda v: np.asarray(v, dtype=float), hidden=_update_hidden,
+        facts=_update_facts,
         fallback_hint="for the first failing case, print k @ W2_new - v_star (it should be 0) and the rank of "
                       "W2_new - W2 (np.linalg.matrix_rank; it should be 1).")

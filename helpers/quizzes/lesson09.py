@@ -1,5 +1,5 @@
 """Lesson 09's questions: the rank-one update by hand, where the key is read, why random units fire half the
-time, and what a knock-out shows."""
+time, and why another country's fact follows an edit."""
 from helpers.quiz import Choice, Numeric, Option, Quiz, Slip
 
 K = (2.0, 0.0, 1.0)                               # question 1: the key, C = I
@@ -60,19 +60,20 @@ QUIZ = Quiz("09", [
                Option("Random models are sparser than trained ones",
                       "The printed shares say the opposite: trained units fire at fewer contexts than random ones."),
            ]),
-    Choice("knockout",
-           "Knocking out the 10 units that push \"Paris\" most makes the model stop saying Paris, and nearly every "
-           "other fact stays right; 10 random units change nothing. What does this show?", [
-               Option("A few units act together to write this fact",
-                      "No single unit carries it (the first few removed leave Paris likely), yet a small set does; "
-                      "and the facts that survive do not depend on that set.", correct=True),
-               Option("Each fact has exactly one unit, as in lesson 06's hand-built memory",
-                      "Then removing the single top unit would remove the fact; the printed probabilities fall "
-                      "only after several units."),
-               Option("The other facts are all stored in layer 0",
-                      "The knock-out touched layer 1 only, and the other facts' completions did not need those "
-                      "10 units; that says nothing about which layer stores them."),
-               Option("Knocking out any 10 units removes some fact",
-                      "The random units changed nothing that was printed; which units are removed matters."),
+    Choice("edit-reach",
+           "The edit of France's capital to Rome also makes the model answer Rome for Gabon's capital, which it "
+           "answered rightly, and surely, before. Why?", [
+               Option("Gabon's key gets a large share of the change",
+                      "The update moves any key j by (j^T C^-1 k / k^T C^-1 k)(v* - k W2): a key close to France's "
+                      "in that measure receives much of the change, enough to tip even a sure answer.", correct=True),
+               Option("The update is not rank one, so it moves many keys",
+                      "The printed rank of the change is 1. Rank one does not mean one key moves: every key moves "
+                      "along the same direction, each by its own amount."),
+               Option("The model was unsure of Gabon's capital already",
+                      "The exceptions printed show the model's probability for Libreville before the edit: near 1. "
+                      "Unsure prompts moved too, but Gabon's were not among them."),
+               Option("The edit used Gabon's prompts as well as France's",
+                      "The key and v* came from France's 8 training prompts only; Gabon's prompts were never used, "
+                      "which is what makes its change a side effect."),
            ]),
 ])

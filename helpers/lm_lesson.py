@@ -49,8 +49,9 @@ def key_vector(model, prompts, layer):
 
 
 def rank_one_update(W2, k, v_star, C):
-    """W2 + (C^-1 k)(v* - k W2)^T / (k^T C^-1 k): rank one, k @ W2_new = v*, unchanged for keys j with
-    j^T C^-1 k = 0 (row-vector convention, W2 of shape (d_ff, d))."""
+    """W2 + (C^-1 k^T)(v* - k W2) / (k C^-1 k^T), in the row-vector convention (k and v* rows, W2 of shape
+    (d_ff, d)): the outer product of the column C^-1 k^T (d_ff) and the row v* - k W2 (d), divided by the number
+    k C^-1 k^T (C is symmetric). Rank one, k @ W2_new = v*, unchanged for keys j with j C^-1 k^T = 0."""
     c_inv_k = np.linalg.solve(C, k)                       # (d_ff,)
     residual = v_star - k @ W2                            # (d,) what k must gain
     return W2 + np.outer(c_inv_k, residual) / (k @ c_inv_k)

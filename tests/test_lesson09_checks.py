@@ -220,7 +220,7 @@ def test_rank_one_update_reference_has_the_three_properties():
     new = update_solve(W2, k, v_star, C)
     assert np.allclose(k @ new, v_star) and np.linalg.matrix_rank(new - W2) == 1
     j = np.random.default_rng(0).normal(size=len(k))
-    j -= (j @ np.linalg.solve(C, k)) / (k @ np.linalg.solve(C, k)) * k      # j^T C^-1 k = 0
+    j -= (j @ np.linalg.solve(C, k)) / (k @ np.linalg.solve(C, k)) * k      # j C^-1 k^T = 0
     assert np.allclose(j @ new, j @ W2)
 
 
@@ -230,7 +230,7 @@ def test_rank_one_update_hidden_cases(monkeypatch, capsys):
 
 
 # The three properties, said ✔ or ✘ under each failing case of a result shaped like W2.
-PROPERTIES = ("k @ W2_new = v_star", "W2_new - W2 has rank 1", "keys j with j^T C^-1 k = 0 keep their output")
+PROPERTIES = ("k @ W2_new = v_star", "W2_new - W2 has rank 1", "keys j with j C^-1 k^T = 0 keep their output")
 
 
 def brute_properties(new, case):
@@ -239,7 +239,7 @@ def brute_properties(new, case):
     W2, k, v_star, C = (case.args[n] for n in ("W2", "k", "v_star", "C"))
     c_inv_k = np.linalg.solve(C, k)
     j = np.random.default_rng(5).normal(size=(20, len(k)))
-    j -= np.outer(j @ c_inv_k / (c_inv_k @ c_inv_k), c_inv_k)                # j^T C^-1 k = 0
+    j -= np.outer(j @ c_inv_k / (c_inv_k @ c_inv_k), c_inv_k)                # j C^-1 k^T = 0
     return (np.allclose(k @ new, v_star, rtol=0, atol=1e-6), np.linalg.matrix_rank(new - W2, tol=1e-8) == 1,
             np.allclose(j @ new, j @ W2, rtol=0, atol=1e-6))
 
@@ -313,3 +313,22 @@ def test_confidence_is_the_probability_of_the_models_own_answer():
     for i in (0, 500, len(sure) - 1):
         top = model.top(lm_lesson.fact_prompts()[i][1], k=1)[0]
         assert top[0] == said[i] and abs(top[1] - sure[i]) < 1e-5
+
+
+def test_rank_one_update_not_scaled_holds_the_denominator_to_a_second_failure(capsys, monkeypatch):
+    """The first failure says what fails (k @ W2_new misses v*) and names the scale in words; the line to write,
+    k @ np.linalg.solve(C, k), shows only after a second failure."""
+    from helpers.checks import _verdict
+    monkeypatch.setattr(_verdict, "_FAILED_ATTEMPTS", {})
+    not_scaled = L._update("C^-1 k", "residual", "1")
+    first = grade(check_rank_one_update, not_scaled, capsys)[1]
+    assert "not scaled" in first and "k C^-1 k^T" in first and "maps exactly to v*" in first, first
+    assert "np.linalg.solve(C,k)" not in first.replace(" ", ""), first
+    second = grade(check_rank_one_update, not_scaled, capsys)[1]
+    assert "k @ np.linalg.solve(C, k)" in second, second
+
+
+@pytest.mark.parametrize("mistake", L._UPDATE_MISTAKES, ids=lambda m: m.name)
+def test_rank_one_update_first_failures_show_no_line_of_the_solution(mistake):
+    for formula in L._UPDATE_FORMULAS:
+        assert formula.replace(" ", "") not in mistake.fix.replace(" ", ""), (mistake.name, mistake.fix)

@@ -11,7 +11,7 @@ import numpy as np
 
 from helpers import gpt, lm
 from helpers.checks._core import (FAIL, PASS, Case, Mistake, array_problem, check_function, close,
-                                  close_float64, vector_problem)
+                                  close_float64, vector_problem, with_tiers)
 from helpers.checks._verdict import grader, hidden_rng
 from helpers.ffn import gelu
 from helpers.lm_corpus import COUNTRIES, RELATIONS, TEMPLATES, prompt
@@ -295,21 +295,26 @@ def _update_only(W2, k, v_star, C):
     return np.outer(c_inv_k, residual) / (k @ c_inv_k)
 
 
-_UPDATE_MISTAKES = [
-    Mistake("not scaled: the update is not divided by k^T C^-1 k",
-            "Then k @ W2_new = k @ W2 + (k^T C^-1 k)(v* - k @ W2), not v*: divide the outer product by "
-            "k @ np.linalg.solve(C, k).",
+# Lines of the solution: a fix sentence that shows one is held back to a second failure (with_tiers).
+_UPDATE_FORMULAS = ["np.linalg.solve(C, k)", "np.outer("]
+
+_UPDATE_MISTAKES = with_tiers([
+    Mistake("not scaled: the update is not divided by k C^-1 k^T",
+            "Then k @ W2_new = k @ W2 + (k C^-1 k^T)(v* - k @ W2), not v*: the update must be scaled so that k "
+            "maps exactly to v*, by the number k C^-1 k^T (k times C^-1 times k, one number). "
+            "Divide the outer product by k @ np.linalg.solve(C, k).",
             _update("C^-1 k", "residual", "1")),
-    Mistake("divided by k . k instead of k^T C^-1 k",
-            "The update's row direction is C^-1 k, so k meets it as k @ C^-1 k: divide by that, not by k @ k, "
-            "or k @ W2_new misses v*.",
+    Mistake("divided by k . k instead of k C^-1 k^T",
+            "The update's column is C^-1 k^T, so k meets it as the number k C^-1 k^T, not k @ k: scaled by "
+            "k @ k, k @ W2_new misses v*.",
             _update("C^-1 k", "residual", "k k")),
     Mistake("C left out: the update is along k itself",
-            "This hits v*, but moves every key j with j . k != 0, even keys the corpus separates from k "
-            "(j^T C^-1 k = 0). Use C^-1 k for the direction and k^T C^-1 k for the scale.",
+            "This hits v*, but moves every key j with j @ k != 0, even keys the corpus separates from k "
+            "(j C^-1 k^T = 0). The column of the update is C^-1 k^T, and the number it is divided by k C^-1 k^T.",
             _update("k", "residual", "k k")),
     Mistake("C where C^-1 belongs",
-            "ROME's direction is C^-1 k: solve C x = k (np.linalg.solve(C, k)), do not multiply C @ k.",
+            "ROME's column is C^-1 k^T: the x that solves C x = k^T, not C times k. "
+            "In NumPy, np.linalg.solve(C, k).",
             _update("C k", "residual", "k C k")),
     Mistake("v* used as the change, without subtracting k @ W2",
             "The new key must map to v*, so the change it needs is v* - k @ W2; adding v* itself gives "
@@ -319,7 +324,8 @@ _UPDATE_MISTAKES = [
             "The change k needs is v* - k @ W2 (target minus now), added to W2.",
             _update("C^-1 k", "-residual", "k C^-1 k")),
     Mistake("W2's orientation transposed: the update is (d, d_ff)",
-            "W2 is (d_ff, d), one row per unit: the update is np.outer(C^-1 k, v* - k @ W2), rows along C^-1 k.",
+            "W2 is (d_ff, d), one row per unit, and so is the update: its column C^-1 k^T has d_ff numbers, its "
+            "row v* - k @ W2 has d. The update is np.outer(C^-1 k, v* - k @ W2).",
             _transposed),
     Mistake("k @ W2 computed as W2 @ k",
             "With W2 of shape (d_ff, d), what the key k writes is k @ W2 (d numbers).",
@@ -327,7 +333,7 @@ _UPDATE_MISTAKES = [
     Mistake("only the update returned, not W2 plus the update",
             "Return the new matrix: W2 + the rank-one update.",
             _update_only),
-]
+], _UPDATE_FORMULAS)
 
 
 def _spd(rng, n):
@@ -384,7 +390,7 @@ def _update_problem(value, case):
 
 def _update_facts(value, case) -> list[str]:
     """The three properties the exercise names, each ✔ or ✘ for a result of W2's shape that is not the right one:
-    k @ W2_new = v*, W2_new - W2 of rank one, and every key j with j^T C^-1 k = 0 writing what it wrote before
+    k @ W2_new = v*, W2_new - W2 of rank one, and every key j with j C^-1 k^T = 0 writing what it wrote before
     (the largest move of such a key of length 1). What the result does, never a cause."""
     W2, k, v_star, C, c_inv_k, _ = _parts(case.args["W2"], case.args["k"], case.args["v_star"], case.args["C"])
     if not isinstance(value, np.ndarray) or value.shape != W2.shape or not np.all(np.isfinite(value)):
@@ -403,13 +409,13 @@ def _update_facts(value, case) -> list[str]:
     return [f"{mark(miss <= 1e-6 * scale)} k @ W2_new = v_star"
             + ("" if miss <= 1e-6 * scale else f": off by up to {miss:.4g}"),
             f"{mark(rank == 1)} W2_new - W2 has rank 1" + ("" if rank == 1 else f": its rank is {rank}"),
-            f"{mark(across <= 1e-6 * scale)} keys j with j^T C^-1 k = 0 keep their output"
+            f"{mark(across <= 1e-6 * scale)} keys j with j C^-1 k^T = 0 keep their output"
             + ("" if across <= 1e-6 * scale else f": one of length 1 moves by up to {across:.4g}")]
 
 
 @grader
 def check_rank_one_update(fn) -> bool:
-    """Grade `rank_one_update(W2, k, v_star, C)`: W2 + (C^-1 k)(v* - k W2)^T / (k^T C^-1 k)."""
+    """Grade `rank_one_update(W2, k, v_star, C)`: W2 + (C^-1 k^T)(v* - k W2) / (k C^-1 k^T), k a row."""
     return check_function(
         "rank_one_update", fn, _update_cases(), _reference_update, _update_problem, _UPDATE_MISTAKES,
         compare=close_float64, normalize=lambda v: np.asarray(v, dtype=float), hidden=_update_hidden,

@@ -71,7 +71,10 @@ SLIPS = [
     ("09", "update-entry", 4, "The sign"),
     ("09", "update-entry", 0, "entry [1, 0]"),
     ("09", "update-entry", round(-20 / 5 ** 0.5, 3), "length of k"),
-    ("09", "update-entry", -4.1, "multiple of 0.2"),
+    ("09", "update-entry", round(2 * -10 / 3, 3), "sum of the squares"),
+    ("09", "update-entry", 2 * -10 * 5, "divided by"),
+    ("09", "update-entry", 1 * -10 / 5, "unit 2's entry"),
+    ("09", "update-entry", -10, "coordinate 1 of the change alone"),
 ]
 
 

@@ -4,31 +4,39 @@ from helpers.quiz import Choice, Numeric, Option, Quiz, Slip
 
 K = (2.0, 0.0, 1.0)                               # question 1: the key, C = I
 R = (5.0, -10.0)                                  # v* - k W2
-KK = sum(x * x for x in K)                        # k^T C^-1 k with C = I: 5
+KK = sum(x * x for x in K)                        # k C^-1 k^T with C = I: 5
 ENTRY = K[0] * R[1] / KK                          # the change of W2[0, 1]: -4
+K_SUM = sum(K)                                    # k's entries summed, not squared: 3
 
 QUIZ = Quiz("09", [
     Numeric("update-entry",
-            "An edit of a W2 with 3 units and d = 2 uses C = I, the key k = [2, 0, 1], and the change the key "
-            "needs, v* - k W2 = [5, -10]. By how much does the rank-one update change the entry W2[0, 1] (unit "
+            "An edit of a W2 with 3 units and d = 2 uses C = I, the key k = [2, 0, 1] (a row), and the change the "
+            "key needs, v* - k W2 = [5, -10]. By how much does the rank-one update change the entry W2[0, 1] (unit "
             "0, output coordinate 1)?",
             ENTRY,
-            why="With C = I the update is np.outer(k, v* - k W2) / (k . k), and k . k = 4 + 0 + 1 = 5: entry "
-                "[0, 1] changes by 2 x (-10) / 5 = -4.",
-            wrong={K[0] * R[1]: "That is the outer product's entry before the division: divide by k^T C^-1 k "
-                                "= k . k = 5, or k W2' would miss v*.",
+            why="With C = I the update is the outer product of the column k^T and the row v* - k W2, divided by "
+                "k k^T = 4 + 0 + 1 = 5: entry [0, 1] changes by 2 x (-10) / 5 = -4.",
+            wrong={K[0] * R[1]: "That is the outer product's entry before the division: the update is divided "
+                                "by the number k C^-1 k^T (with C = I, k k^T), or k W2' would miss v*.",
                    K[0] * R[0] / KK: "That is entry [0, 0], output coordinate 0: coordinate 1 meets -10.",
                    -ENTRY: "The sign: the update adds the change the key needs, v* - k W2, whose coordinate 1 "
                            "is -10.",
                    K[1] * R[0] / KK: "That is entry [1, 0]: the update's rows follow k (one per unit), its "
                                      "columns follow v* - k W2 (one per output coordinate).",
-                   K[0] * R[1] / KK ** 0.5: "That divides by the length of k, sqrt(5); the scale is k^T C^-1 k "
-                                            "= k . k = 5 itself, so that k W2' = v* exactly."},
-            slips=[Slip("Not a multiple of 0.2: the outer product's entry is a whole number, divided by 5.",
-                        test=lambda v: abs(v * 5 - round(v * 5)) > 1e-9, shown="not a multiple of 0.2")],
-            low="Too far below 0: the outer product's entry is 2 x (-10) = -20, and it is divided by k . k = 5.",
-            high="Too large: coordinate 1 of the change is -10 and unit 0's entry of k is 2, so the entry moves "
-                 "down, by 20 / 5."),
+                   K[0] * R[1] / KK ** 0.5: "That divides by the length of k; the scale is k C^-1 k^T itself "
+                                            "(with C = I, k k^T, the length squared), so that k W2' = v* exactly."},
+            slips=[Slip("k k^T is the sum of the squares of k's entries, not of the entries themselves: square "
+                        "each before adding.", value=K[0] * R[1] / K_SUM),
+                   Slip("That multiplies the outer product's entry by the scale k k^T: the update is divided by "
+                        "it, so that k W2' = v* exactly.", value=K[0] * R[1] * KK),
+                   Slip("That is unit 2's entry, row 2: row 0 of the update follows k's first entry.",
+                        value=K[2] * R[1] / KK),
+                   Slip("That is coordinate 1 of the change alone: the update multiplies it by unit 0's entry of "
+                        "the column k^T (C = I) and divides by the scale k k^T.", value=R[1])],
+            low="Too far below 0: the outer product's entry, 2 x (-10), is divided by the number k k^T, and that "
+                "number is more than 1 here.",
+            high="Too high: coordinate 1 of the change is -10 and unit 0's entry of k is 2, so the entry moves "
+                 "down, and by more than your answer says."),
     Choice("last-token",
            "In the lesson's 2-layer model, an edit of layer 1's W2 with the key read at the subject's token "
            "(\"France\") changes nothing. Why?", [
@@ -64,7 +72,7 @@ QUIZ = Quiz("09", [
            "The edit of France's capital to Rome also makes the model answer Rome for Gabon's capital, which it "
            "answered rightly, and surely, before. Why?", [
                Option("Gabon's key gets a large share of the change",
-                      "The update moves any key j by (j^T C^-1 k / k^T C^-1 k)(v* - k W2): a key close to France's "
+                      "The update moves any key j by (j C^-1 k^T / k C^-1 k^T)(v* - k W2): a key close to France's "
                       "in that measure receives much of the change, enough to tip even a sure answer.", correct=True),
                Option("The update is not rank one, so it moves many keys",
                       "The printed rank of the change is 1. Rank one does not mean one key moves: every key moves "

@@ -33,8 +33,8 @@ QUIZ = Quiz("09", [
                         value=K[2] * R[1] / KK),
                    Slip("That is coordinate 1 of the change alone: the update multiplies it by unit 0's entry of "
                         "the column k^T (C = I) and divides by the scale k k^T.", value=R[1])],
-            low="Too far below 0: the outer product's entry, 2 x (-10), is divided by the number k k^T, and that "
-                "number is more than 1 here.",
+            low="Too far below 0: the outer product's entry, 2 x (-10), is divided by the number k k^T: work that "
+                "number out again from k's entries.",
             high="Too high: coordinate 1 of the change is -10 and unit 0's entry of k is 2, so the entry moves "
                  "down, and by more than your answer says."),
     Choice("last-token",

@@ -41,10 +41,10 @@ STUDENTS = ("full", "zero", "mistake")
 # answer, self-contained, that the exercise's check names. The named mistake itself is not written here: the
 # test asks the check (see named_mistake). A new lesson adds one of its exercises.
 CLASSIC_MISTAKES = {
-    "key_vector": """
-        def key_vector(model, prompts, layer):
+    "rank_one_update": """
+        def rank_one_update(W2, k, v_star, C):
             import numpy as np
-            return np.mean([model.hidden(model.encode(p), layer).z[-1] for p in prompts], axis=0)
+            return W2 + np.outer(np.linalg.solve(C, k), v_star - k @ W2)
         """,
     "firing_units": """
         def firing_units(x, W1, b1):

@@ -66,7 +66,8 @@ QUIZ = Quiz("09", [
                       "Layer norm centres and scales the token's d numbers, not the d_ff pre-activations; it "
                       "fixes no share of units."),
                Option("Random models are sparser than trained ones",
-                      "The printed shares say the opposite: trained units fire at fewer contexts than random ones."),
+                      "Training does the opposite: trained units fire at fewer contexts than random ones (the "
+                      "Going further section \"Trained against random\" prints the shares)."),
            ]),
     Choice("edit-reach",
            "The edit of France's capital to Rome also makes the model answer Rome for Gabon's capital, which it "

@@ -23,7 +23,7 @@ References (row-vector convention, x @ W, unless the module says otherwise):
     helpers.lm_train       its training: batches, AdamW, a fixed seed (make train-lm: tools/train_lm.py)
 Sizes and counts:
     helpers.models         published sizes of the models the course counts, one commented place
-    helpers.params         parameter counts of an FFN, attention and SwiGLU
+    helpers.params         parameter counts of an FFN, attention and SwiGLU; FLOPs of the FFN and attention mixing
     helpers.toy            the small fixed networks traced by hand (lesson 01)
     helpers.measure        peak memory (tracemalloc) and interleaved best-of timings
 Figures:

@@ -1,4 +1,4 @@
-"""Parameter counts of an FFN block's parts, as functions of the model's sizes."""
+"""Parameter counts of an FFN block's parts, and the FLOPs of its matrix products, from the model's sizes."""
 import math
 
 
@@ -21,3 +21,15 @@ def swiglu_hidden(d: int, multiple_of: int = 256) -> int:
     """Llama's SwiGLU width: 2/3 of 4d (so three matrices hold as many weights as two at 4d), rounded up to a
     multiple of `multiple_of`. For d = 4096 that is 11,008."""
     return multiple_of * math.ceil(int(2 * 4 * d / 3) / multiple_of)
+
+
+def ffn_flops(T: int, d: int, d_ff: int) -> int:
+    """FLOPs of the FFN's two matrix products over T tokens: x @ W1, then h @ W2 (a multiply-add is two)."""
+    return 2 * T * d * d_ff + 2 * T * d_ff * d
+
+
+def attention_mix_flops(T: int, d: int, n_heads: int = 1) -> int:
+    """FLOPs of attention's scores and mixing over T tokens: per head Q @ K.T, then A @ V, on d / n_heads
+    coordinates."""
+    d_head = d // n_heads
+    return n_heads * (2 * T * d_head * T + 2 * T * T * d_head)

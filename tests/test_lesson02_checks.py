@@ -1322,3 +1322,23 @@ def matvec_comprehension_over_the_global(M, n_cols):
 
 def test_a_global_read_in_a_comprehension_is_still_seen():
     assert any("`np.dot`" in use for use in numpy_uses(matvec_comprehension_over_the_global))
+
+
+def test_every_ffn_case_states_whether_it_is_square():
+    """Section 5, the square trap, says: pass on both square cases, fail on every non-square one. The output
+    shows it only if every case's name says its shape."""
+    for case in FFN_CASES:
+        D, H = len(case.args["x"]), len(case.args["b1"])
+        said = "square D = H" if D == H else f"H {'>' if H > D else '<'} D"
+        assert said in case.name, case.name
+
+
+def test_w1_transposed_shows_the_sum_only_after_a_second_failure(monkeypatch, capsys):
+    from helpers.checks import _verdict
+    monkeypatch.setattr(_verdict, "_FAILED_ATTEMPTS", {})
+    mistake = next(m for m in FFN_MISTAKES if m.name == "W1 read transposed")
+    check_ffn_forward(mistake.fn)
+    first = capsys.readouterr().out
+    assert "W1 read transposed" in first and "sum over j of W1[i*D + j]" not in first, first
+    check_ffn_forward(mistake.fn)
+    assert "sum over j of W1[i*D + j]" in capsys.readouterr().out

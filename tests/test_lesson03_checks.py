@@ -1168,3 +1168,41 @@ def test_no_hidden_case_is_drawn_outside_grading(monkeypatch, capsys):
         assert check(fn) and "public cases pass" in capsys.readouterr().out
     result = check_count_ffn_params(count_cached)
     assert not result and "the result does not follow d_ff" in capsys.readouterr().out
+
+
+# ---- first failures: no generic hint after right numbers refused, the loop line held back (issue 21) ---------
+@pytest.fixture
+def first_failure(monkeypatch):
+    from helpers.checks import _verdict
+    monkeypatch.setattr(_verdict, "_FAILED_ATTEMPTS", {})
+
+
+def chunked_into_a_float64_buffer(x, W1, b1, W2, b2, chunk):
+    y = np.empty((x.shape[0], W2.shape[1]))                      # float64 whatever x is
+    for s in range(0, x.shape[0], chunk):
+        y[s:s + chunk] = ffn(x[s:s + chunk], W1, b1, W2, b2)
+    return y
+
+
+def chunked_leaving_the_last_chunk(x, W1, b1, W2, b2, chunk):
+    y = np.zeros((x.shape[0], W2.shape[1]), dtype=x.dtype)
+    for i in range(x.shape[0] // chunk):                         # stops before the shorter last chunk
+        y[i * chunk:(i + 1) * chunk] = ffn(x[i * chunk:(i + 1) * chunk], W1, b1, W2, b2)
+    return y
+
+
+@pytest.mark.parametrize("check, fn", [(check_ffn_chunked, chunked_into_a_float64_buffer),
+                                       (check_ffn_batched, batched_per_token_loop)])
+def test_no_generic_hint_after_right_numbers_refused(check, fn, first_failure, capsys):
+    """A dtype-only slip, or a loop over the tokens, gets the right numbers: its own message says what to
+    change, and no hint about the slicing or the pre-activations' shape follows it."""
+    result, out = verdict(check, fn, capsys)
+    assert not result and "\u2718" in out and "Hint:" not in out, out
+
+
+def test_chunked_off_by_one_shows_the_loop_only_after_a_second_failure(first_failure, capsys):
+    result, first = verdict(check_ffn_chunked, chunked_leaving_the_last_chunk, capsys)
+    assert not result and "the last chunk" in first and "range(0, T, chunk)" not in first, first
+    assert "If it fails again, the check shows the line to write." in first, first
+    result, second = verdict(check_ffn_chunked, chunked_leaving_the_last_chunk, capsys)
+    assert "range(0, T, chunk)" in second, second

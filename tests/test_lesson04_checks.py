@@ -832,3 +832,31 @@ def test_no_hidden_case_is_drawn_outside_grading(monkeypatch, capsys):
     for check, fn in ((check_gelu, gelu_scipy_erf), (check_silu, silu_expit), (check_swiglu_ffn, swiglu_matmul),
                       (check_swiglu_hidden, hidden_ceil)):
         assert_passes(check, fn, capsys)
+
+
+# ---- first failures: the line held back, and no cause that is not the learner's (issue 21) --------------------
+@pytest.fixture
+def first_failure(monkeypatch):
+    from helpers.checks import _verdict
+    monkeypatch.setattr(_verdict, "_FAILED_ATTEMPTS", {})
+
+
+def test_swiglu_gate_and_value_swapped_shows_the_formula_only_after_a_second_failure(first_failure, capsys):
+    from helpers.ffn import silu
+
+    def swapped(x, W_gate, W_up, W_down):
+        return (silu(x @ W_up) * (x @ W_gate)) @ W_down
+    formula = "(silu(x @ W_gate) * (x @ W_up)) @ W_down"
+    result, first, _ = verdict(check_swiglu_ffn, swapped, capsys)
+    assert not result and "gate and value swapped" in first and formula not in first, first
+    assert "If it fails again" in first, first
+    result, second, _ = verdict(check_swiglu_ffn, swapped, capsys)
+    assert formula in second, second
+
+
+def test_hidden_width_round_is_told_no_trick_it_did_not_use(first_failure, capsys):
+    def nearest(d, multiple_of=256):
+        return multiple_of * round(int(2 * 4 * d / 3) / multiple_of)
+    result, out, _ = verdict(check_swiglu_hidden, nearest, capsys)
+    assert not result and "nearest" in result.mistake, out
+    assert "0.999" not in out and "math.ceil" not in out and "-(-h // m)" not in out, out

@@ -81,3 +81,59 @@ def test_the_second_failure_may_say_more(capsys):
     checks.check_ffn_backward(answer.fn)
     second = capsys.readouterr().out
     assert "dW2 = h.T @ dy" not in first and "dW2 = h.T @ dy" in second, (first, second)
+
+
+# Lines of an answer written other than as in the solution (in words, or another way to the same line): the
+# solution-line scan above cannot see them, so they are listed here, by exercise, as a first failure must not
+# show them either.
+PARAPHRASED = {
+    "ffn_forward": ["z[i] = sum over j of W1[i*D + j] * x[j]", "y[k] = sum over i of W2[k*H + i] * h[i]"],
+    "ffn_chunked": ["range(0, T, chunk)", "y[s:s + chunk] = ffn(x[s:s + chunk]"],
+    "swiglu_ffn": ["silu(x @ W_gate) * (x @ W_up)", "silu(x @ W_gate)"],
+    "swiglu_hidden": ["math.ceil(h / m)", "-(-h // m)", "math.ceil(h / multiple_of)"],
+}
+
+
+@pytest.mark.parametrize("exercise", sorted(PARAPHRASED))
+def test_a_first_failure_shows_no_answer_written_another_way(exercise, capsys):
+    answers = [a for a in bank_named.BANK if a.exercise == exercise and not a.right and not a.graded]
+    check = getattr(checks, f"check_{exercise}")
+    for answer in answers:
+        _verdict._FAILED_ATTEMPTS.clear()
+        with np.errstate(all="ignore"):
+            assert not check(answer.fn)
+        out = normal(capsys.readouterr().out)
+        shown = [line for line in PARAPHRASED[exercise] if normal(line) in out]
+        assert not shown, (exercise, answer.style, shown)
+
+
+def stubs():
+    """(notebook, exercise, the stub cell's source) for every exercise stub in notebooks/."""
+    for path in sorted((ROOT / "notebooks").glob("*.ipynb")):
+        for cell in nbformat.read(path, as_version=4).cells:
+            found = re.search(r"^def (\w+)\(", cell.source, re.M) if cell.cell_type == "code" else None
+            if found and found.group(1) in SOLUTIONS and "NotImplementedError" in cell.source:
+                yield path.name, found.group(1), cell.source
+
+
+def answer_parts(line: str) -> list[str]:
+    """A solution line, and what it computes (the right side of an assignment or a return), long enough to be
+    an answer and not a name: `gate = silu(x @ W_gate)` gives itself and `silu(x@W_gate)`."""
+    parts = [line]
+    right = re.match(r"^(?:[\w\[\]:+*, ]+?[-+*/]?=(?!=)|return)(.+)$", line)
+    if right:
+        parts.append(right.group(1))
+    return [part for part in parts if len(part) >= 8]
+
+
+def test_no_stub_holds_a_line_of_its_solution():
+    """The learner's copy keeps the docstring and signature: they describe the exercise in words and shapes,
+    never with a line (or the computed part of one) of its solution, nor with one written another way."""
+    found = []
+    for notebook, exercise, source in stubs():
+        text = normal(source)
+        lines = [part for line in SOLUTIONS[exercise] for part in answer_parts(line)]
+        lines += [normal(line) for line in PARAPHRASED.get(exercise, [])]
+        found += [(notebook, exercise, line) for line in lines if appears(line, text)]
+    assert not found, found
+    assert len(list(stubs())) >= len(SOLUTIONS), "some exercise has no stub in notebooks/"

@@ -442,6 +442,18 @@ def with_tiers(mistakes: Sequence[Mistake], formulas: Sequence[str]) -> list[Mis
     return out
 
 
+def held_back(title: str, text: str | None, formulas: Sequence[str]) -> str | None:
+    """A validator's message as the check of `title` may print it now: on a first failure without the
+    sentences that show one of `formulas` (see tiered), saying that the line comes after a second; whole after
+    a failed attempt. A message that shows no formula, or None, comes back as it is (an Observed stays one)."""
+    if not text or failed_attempts(title) >= 1:
+        return text
+    first, later = tiered(text, formulas)
+    if not later:
+        return text
+    return type(text)(f"{first.rstrip('.;: ') or 'Look at that step again'}. {SECOND_TIER}")
+
+
 class Report:
     """Prints a check's header, one line per case, and the closing verdict; tells the running check's tally
     (helpers.checks._verdict) what it printed, so the check's Verdict can carry the counts and the mistake."""
@@ -705,10 +717,13 @@ def _check_function(title, fn, cases, reference, validate, mistakes, compare, no
     for j, note in zip(numbers, notes):
         _try(lambda v: compare(v, j.expected), j.normalized)   # a describe may read what compare saw last
         j.message = _expected_got(describe, j.expected, j.normalized) + (note if show_notes else "")
-    wrong_values = any(j.kind in ("numbers", "invalid") or (j.kind == "raised" and not isinstance(
-        j.outcome.error, (NameError, AttributeError, ImportError))) for j in judged)
+    wrong_values = any(j.kind == "numbers" or (j.kind == "invalid" and not _right_numbers(normalize, compare, j))
+                       or (j.kind == "raised" and not isinstance(j.outcome.error, (NameError, AttributeError,
+                                                                                  ImportError))) for j in judged)
     # A name not defined, an attribute that does not exist, a failed import: the code stops before any number
-    # exists, so a hint about the computation would send the learner the wrong way.
+    # exists, so a hint about the computation would send the learner the wrong way. So would one after right
+    # numbers refused for how they were made (a dtype, a loop over the tokens, the chunks taken), or after an
+    # input changed in place: the case's own message says what to change, and the generic hint stays out.
     last_message = None
     for j in judged:
         if j.message is None:
@@ -783,6 +798,13 @@ def _first_sentence(text: str) -> str:
     """A message's first sentence ("your function returned 2 numbers; expected 3"), without what follows."""
     match = re.search(r"(?<!\be\.g)(?<!\bi\.e)\.(\s|$)", text)
     return text[:match.start()] if match else text
+
+
+def _right_numbers(normalize, compare, judged: _Judged) -> bool:
+    """Whether a value that validation refused still holds the expected numbers (refused for its dtype, or for
+    how it was made)."""
+    return _comparable(normalize, judged) and bool(_try(lambda v: compare(normalize(v), judged.expected),
+                                                        judged.outcome.value))
 
 
 def _comparable(normalize, judged: _Judged) -> bool:

@@ -491,7 +491,7 @@ FFN_CASES = [
               [1.0, -1.0], [1.0, 1.0, 1.0, -1.0], [0.0, 0.0], [1.0, 0.0, 0.0, 1.0], [0.0, 0.0]),
     # Small numbers (x ~ 1e-4, outputs ~ 5e-4 and 1.6e-4) with many digits: an output rounded to 10 or even
     # 11 decimals is off by more than the comparison allows. Unit 2 is silent (z = -3.9e-4).
-    _ffn_case("small numbers: x ~ 1e-4, outputs ~ 1e-4 with many digits",
+    _ffn_case("small numbers, H > D (D = 2, H = 3): x ~ 1e-4, outputs ~ 1e-4 with many digits",
               [0.000137, -0.000219], [0.731, -1.204, 2.018, 0.557, -1.962, 1.113],
               [0.00041237, -0.00005213, 0.00012349], [0.843, -1.517, 0.262, -0.379, 1.046, 2.205],
               [-0.00003117, 0.00002689]),
@@ -499,7 +499,7 @@ FFN_CASES = [
     # on and one barely off with large weights after them, so that a ReLU whose switch is not exactly at 0
     # (t > 1e-3, a leak of 0.01, abs) moves y[0] by 0.001 to 0.1; and y[1] = 0.5 h[0] + h[3] = 1e-6 + 1e-10,
     # so that a threshold anywhere from 1e-10 up shows too.
-    _ffn_case("pre-activations of 2e-6, -2e-6 and 1e-10: ReLU switches exactly at 0",
+    _ffn_case("pre-activations of 2e-6, -2e-6 and 1e-10, H > D (D = 2, H = 4): ReLU switches exactly at 0",
               [1.0, -0.5], [0.5, 1.0, 0.25, 0.5, 1.0, -1.0, 1.0, 2.0], [2e-6, -2e-6, -0.75, 1e-10],
               [5e4, 5e4, -1.0, 0.0, 0.5, 0.0, 0.0, 1.0], [0.25, 0.0]),
 ]
@@ -564,13 +564,15 @@ FFN_MISTAKES = [
             _STRIDE_FIX + " You used each matrix's number of rows as its stride.",
             _strided(lambda i, j, D, H: i * H + j, lambda k, i, D, H: k * D + i)),
     Mistake("W1 read transposed",
-            "W1 is H x D: unit i's weights are W1[i*D : (i+1)*D], so z[i] = sum over j of W1[i*D + j] * x[j]. "
+            "W1 is H x D, stored row by row: unit i's weights are row i, the D numbers from W1[i*D] on. "
             "W1[j*H + i] reads it as D x H, the x @ W layout.",
-            _strided(lambda i, j, D, H: j * H + i, lambda k, i, D, H: k * H + i)),
+            _strided(lambda i, j, D, H: j * H + i, lambda k, i, D, H: k * H + i),
+            "So z[i] = sum over j of W1[i*D + j] * x[j]."),
     Mistake("W2 read transposed",
-            "W2 is D x H: output k uses row k, W2[k*H : (k+1)*H], so y[k] = sum over i of W2[k*H + i] * h[i] "
-            "+ b2[k]. W2[i*D + k] reads it as H x D, the x @ W layout.",
-            _strided(lambda i, j, D, H: i * D + j, lambda k, i, D, H: i * D + k)),
+            "W2 is D x H, stored row by row: output k uses row k, the H numbers from W2[k*H] on. "
+            "W2[i*D + k] reads it as H x D, the x @ W layout.",
+            _strided(lambda i, j, D, H: i * D + j, lambda k, i, D, H: i * D + k),
+            "So y[k] = sum over i of W2[k*H + i] * h[i] + b2[k]."),
     Mistake("both matrices read transposed, in the x @ W layout",
             "This exercise stores W1 as H x D and W2 as D x H (the W @ x convention): element (i, j) of W1 "
             "is W1[i*D + j] and element (k, i) of W2 is W2[k*H + i].",
@@ -652,8 +654,11 @@ def check_ffn_forward(fn) -> bool:
     return _check(
         "ffn_forward", fn, FFN_CASES, flat.ffn_forward, _ffn_problem, FFN_MISTAKES, hidden=_ffn_hidden,
         variants=FFN_VARIANTS,
-        fallback_hint="z[i] = sum over j of W1[i*D + j] * x[j] + b1[i]; h[i] = max(0, z[i]); "
-                      "y[k] = sum over i of W2[k*H + i] * h[i] + b2[k], with no ReLU on y.")
+        fallback_hint=("go through the three steps in order, each matrix with its own row length: the "
+                       "pre-activations from W1 (H x D) and b1, ReLU on them only, then the output from W2 (D x H) "
+                       "and b2, with no ReLU on it.",
+                       "z[i] = sum over j of W1[i*D + j] * x[j] + b1[i]; h[i] = max(0, z[i]); "
+                       "y[k] = sum over i of W2[k*H + i] * h[i] + b2[k], with no ReLU on y."))
 
 
 # --------------------------------------------------------------------------------------------------------

@@ -14,7 +14,8 @@ from typing import Any, Callable
 import numpy as np
 
 from helpers.checks._core import (Case, Mistake, Observed, a_kind, array_problem, check_function, close, fmt,
-                                  int_problem, is_library_file, not_a_function, plain_arrays, plural, run)
+                                  held_back, int_problem, is_library_file, not_a_function, plain_arrays, plural,
+                                  run, with_tiers)
 from helpers.checks._verdict import grader, hidden_cases, hidden_rng
 from helpers.ffn import ffn, relu
 from helpers.measure import peak_bytes
@@ -1037,9 +1038,10 @@ def _chunks_np_stack(x, W1, b1, W2, b2, chunk):
 _CHUNKED_MISTAKES = [
     Mistake("the last, shorter chunk never computed (its rows left as the output array began: zeros after "
             "np.zeros, leftover memory after np.empty)",
-            "Loop with `for s in range(0, T, chunk)` and take x[s:s + chunk]: the last slice is simply shorter. "
-            "range(T // chunk) chunks stop before the leftover tokens.",
-            _chunks_leaving_zeros),
+            "range(T // chunk) chunks stop before the leftover tokens: the last chunk, shorter than the others, "
+            "is never computed. The loop over the starts must reach it too.",
+            _chunks_leaving_zeros,
+            "Loop with `for s in range(0, T, chunk)` and take x[s:s + chunk]: the last slice is simply shorter."),
     Mistake("the outputs written to y[i:i + chunk], from the chunk number i instead of its first token s",
             "Chunk i holds tokens s = i * chunk to s + chunk - 1, and their outputs belong in the same rows: "
             "y[s:s + chunk] = ffn(x[s:s + chunk], ...). From row i the chunks overwrite each other, and NumPy "
@@ -1066,6 +1068,10 @@ _CHUNKED_MISTAKES = [
 ]
 
 
+# Lines of the solution a first failure keeps back (issue 21): the loop over the starts and the slice written.
+_CHUNKED_FORMULAS = ["range(0, T, chunk)", "y[s:s + chunk] = ffn(x[s:s + chunk]"]
+
+
 @grader
 def check_ffn_chunked(fn) -> bool:
     """Grade `ffn_chunked(x, W1, b1, W2, b2, chunk)`: ffn's numbers, computed `chunk` tokens at a time."""
@@ -1080,8 +1086,10 @@ def check_ffn_chunked(fn) -> bool:
         return probed[0]
     return check_function(
         "ffn_chunked", _measured(fn), _chunked_cases(), _reference_chunked,
-        lambda measured, case: _chunked_problem(measured, case, explained, probe),
-        [Mistake(m.name, m.fix, _measured(m.fn)) for m in _CHUNKED_MISTAKES],  # judged like the learner's
+        lambda measured, case: held_back("ffn_chunked", _chunked_problem(measured, case, explained, probe),
+                                         _CHUNKED_FORMULAS),
+        [Mistake(m.name, m.fix, _measured(m.fn), m.later)                      # judged like the learner's
+         for m in with_tiers(_CHUNKED_MISTAKES, _CHUNKED_FORMULAS)],
         compare=_agrees, normalize=lambda measured: measured.value, describe=_describe_rows,
         fallback_hint="print the shape of each chunk's input and output inside your loop: every input "
                       "should be x[s:s + chunk] for the starts s = 0, chunk, 2 * chunk, ..., and every output "

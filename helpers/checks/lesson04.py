@@ -10,7 +10,7 @@ import numpy as np
 from scipy import special
 
 from helpers.checks._core import (Case, Mistake, a_kind, array_problem, check_function, close, fmt,
-                                  int_problem, run)
+                                  held_back, int_problem, run, with_tiers)
 from helpers.checks._verdict import grader, hidden_rng
 from helpers.ffn import gelu, gelu_tanh, relu, silu, swiglu_ffn
 from helpers.params import swiglu_hidden
@@ -406,9 +406,10 @@ def _mutant(combine, after=lambda y: y):
 _COLUMN = "the matrices applied in the column-vector convention (W_gate.T @ x)"
 _SWIGLU_MISTAKES = [
     Mistake("gate and value swapped: SiLU went on the value path x @ W_up instead of the gate x @ W_gate",
-            "The gate is silu(x @ W_gate); the value x @ W_up passes through unchanged: "
-            "(silu(x @ W_gate) * (x @ W_up)) @ W_down.",
-            _mutant(lambda g, v: silu(v) * g)),
+            "SiLU belongs on the gate path, x through W_gate; the value path, x through W_up, passes through "
+            "unchanged.",
+            _mutant(lambda g, v: silu(v) * g),
+            "(silu(x @ W_gate) * (x @ W_up)) @ W_down."),
     Mistake("SiLU applied to both paths",
             "Only the gate path goes through SiLU; the value path x @ W_up is used as it is.",
             _mutant(lambda g, v: silu(g) * silu(v))),
@@ -416,7 +417,7 @@ _SWIGLU_MISTAKES = [
             "Multiply the gate by the value path, element by element: silu(x @ W_gate) * (x @ W_up).",
             _mutant(lambda g, v: silu(g))),
     Mistake("the product is missing: only the value path x @ W_up reaches W_down",
-            "Multiply the value path by the gate silu(x @ W_gate), element by element.",
+            "Multiply the value path by the gate path (after its SiLU), element by element.",
             _mutant(lambda g, v: v)),
     Mistake("the two paths added instead of multiplied",
             "The gate scales the value: use *, element-wise, not +.",
@@ -465,6 +466,10 @@ _SWIGLU_MISTAKES = [
             "SiLU is z * sigmoid(z); the gate is silu(x @ W_gate), not sigmoid(x @ W_gate).",
             _mutant(lambda g, v: special.expit(g) * v)),
 ]
+
+# Lines of the solution a first failure keeps back (issue 21): the gate's SiLU and the product of the paths.
+_SWIGLU_FORMULAS = ["silu(x @ W_gate)", "silu(x @ W_gate) * (x @ W_up)"]
+_SWIGLU_MISTAKES = with_tiers(_SWIGLU_MISTAKES, _SWIGLU_FORMULAS)
 
 _D, _D_FF = 4, 6   # non-square on purpose: a transposed matrix raises instead of passing by luck
 
@@ -730,6 +735,10 @@ def _default_mistakes(fn) -> list[Mistake]:
                     lambda d, multiple_of=default: swiglu_hidden(d, multiple_of))]
 
 
+# Lines of the answer a first failure keeps back (issue 21): the rounding up.
+_HIDDEN_FORMULAS = ["math.ceil(h / m)", "-(-h // m)", "math.ceil(h / multiple_of)"]
+
+
 def _width_problem(value, case) -> str | None:
     problem = int_problem(value, "the width", "wrap the result in int(...); math.ceil returns an int, np.ceil a "
                           "float", "truncate 2 * 4 * d / 3 with int(...) and round it up to a multiple of multiple_of")
@@ -740,13 +749,17 @@ def _width_problem(value, case) -> str | None:
         d, m = case.args["d"], case.args.get("multiple_of", 256)
         h, value = int(2 * 4 * d / 3), int(value)
         if h % m == 0 and value == h + m:
-            return (f"returned {value:,} where h = {h:,} is already a multiple of {m}: a width that is a multiple "
-                    "stays as it is. round(h / m + 0.5) rounds halves to the even number (round(1.5) = 2), and "
-                    "h // m + 1 always adds one; use math.ceil(h / m) or -(-h // m)")
+            return held_back("swiglu_hidden", f"returned {value:,} where h = {h:,} is already a multiple of {m}: a "
+                             "width that is a multiple stays as it is. Round up in a way that leaves an exact "
+                             "multiple alone: math.ceil(h / m) or -(-h // m).", _HIDDEN_FORMULAS)
         if value == h - h % m and h % m and value % m == 0:
-            return (f"returned {value:,}, rounded down: h = {h:,} is {h // m} multiples of {m} and a bit, and the "
-                    f"bit needs a whole multiple more, {h - h % m + m:,}. A trick such as int(h / m + 0.999) "
-                    "misses a bit smaller than 0.001 of a multiple; use math.ceil(h / m) or -(-h // m)")
+            # The cause is said only where it is this case's: a remainder under a thousandth of a multiple is
+            # what int(h / m + 0.999) misses; a larger one went down by another rounding (round(), //).
+            trick = (" The bit is less than a thousandth of a multiple, the size that a trick such as "
+                     "int(h / m + 0.999) misses." if h % m < m / 1000 else "")
+            return held_back("swiglu_hidden", f"returned {value:,}, rounded down: h = {h:,} is {h // m} multiples "
+                             f"of {m} and a bit, and the bit needs a whole multiple more, {h - h % m + m:,}."
+                             f"{trick} Round up always: math.ceil(h / m) or -(-h // m).", _HIDDEN_FORMULAS)
     return problem
 
 

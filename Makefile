@@ -15,7 +15,8 @@ INPUTS := $(VENV)/.inputs
 ALLOW_ROOT := $(if $(filter 0,$(shell id -u)),--allow-root,)
 # Tests of their own targets (a browser, nbgrader's environment): make test leaves them out.
 NOT_IN_TEST := --ignore=tests/test_browser.py --ignore=tests/test_axe.py --ignore=tests/test_slides_browser.py \
-	--ignore=tests/test_nbgrader_roundtrip.py --ignore=tests/test_forgeries.py --ignore=tests/test_hub.py
+	--ignore=tests/test_nbgrader_roundtrip.py --ignore=tests/test_forgeries.py --ignore=tests/test_hub.py \
+	--ignore=tests/test_going_further.py
 PYTEST_NB := --nbval --nbval-current-env --nbval-sanitize-with tests/sanitize.cfg -n 2 --dist loadfile
 BROWSER_STAMP := $(VENV)/.browser-installed
 # The class's environment, .venv-hub: the course's pinned set plus nbgrader's and jupyterhub's. `make hub` and
@@ -38,7 +39,7 @@ WORK    ?= work
 SLIDES  ?= slides
 
 .PHONY: FORCE help lab update reset progress test unit nbval notebooks solutions bench bench-grade train-lm lock lock-nbgrader clean \
-	html slides grade grade-merge doctor test-browser test-a11y test-browsers test-nbgrader hub test-hub lock-hub
+	html slides grade grade-merge doctor test-going-further test-browser test-a11y test-browsers test-nbgrader hub test-hub lock-hub
 help:
 	@echo "make lab        start JupyterLab on work/, your copy of the lessons (made from notebooks/ the first time;"
 	@echo "                sets up .venv the first time too)"
@@ -66,6 +67,7 @@ help:
 	@echo "                grades/shard-i-of-n/, then make grade-merge combines the shards)"
 	@echo "make bench-grade  grade a generated class (LEARNERS=40, every lesson) with JOBS=1 and 2: s/notebook"
 	@echo "make doctor     check .venv, the pinned packages, helpers, the Jupyter kernel and work/, with fixes"
+	@echo "make test-going-further  each lesson's Going further sections, alone after the core path, in both orders"
 	@echo "make test-browser  run every learner notebook in JupyterLab in headless Chromium (needs chromium)"
 	@echo "make test-a11y  axe-core on every page of both site editions, light and dark, and on every slide of the"
 	@echo "                decks, which it also drives from the keyboard (needs chromium and npm)"
@@ -171,6 +173,10 @@ grade-merge: $(STAMP)
 # Diagnoses .venv rather than building it, so it runs with the Python that would build it.
 doctor:
 	@$(PYTHON) tools/doctor.py --venv $(VENV) --work $(WORK)
+
+# Every lesson's Going further sections after its core path, forward and in reverse (about 90 s: CI runs it once).
+test-going-further: $(STAMP)
+	$(PY) -m pytest tests/test_going_further.py -q -n 2
 
 # Playwright drives Debian's Chromium (apt-get install chromium); the course itself does not need it.
 $(BROWSER_STAMP): requirements-browser.txt $(STAMP)

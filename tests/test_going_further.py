@@ -1,8 +1,8 @@
 """Each "Going further" section runs on its own after the core path: a learner who finished the core path and
 comes back to an optional section, or reads them in another order, gets no error and the same printed numbers.
 
-Two kernels per lesson (03, 04, 06 and 07 by default; FFN_GOING_FURTHER=all adds 01, 02, 05 and 08): the
-core cells in order, then the Going further sections in order, and again with the sections in reverse order.
+Two kernels per lesson, every lesson (`make test-going-further`, about 90 s on two cores, so CI runs it once
+and `make test` leaves it out): the core cells in order, then the Going further sections in order, and again with the sections in reverse order.
 Between them every section runs both before and after each other one, so a section that uses a name another
 section re-binds (x, W1, d, T ...) or defines (a function) is caught. Outputs of cells tagged
 nbval-ignore-output (timings) are not compared, but they must not raise."""
@@ -19,14 +19,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tools"))
 import notebooks as nbtool  # noqa: E402
 
-# The lessons whose Going further sections use arrays and sizes that the core path or another section re-binds;
-# FFN_GOING_FURTHER=all runs every lesson with such sections (01 to 08: about 90 s on two cores, too slow for
-# make test; these four take about half of it).
-SHARED_NAMES = ["03_numpy_position_wise.ipynb", "04_activations.ipynb", "06_key_value_memory.ipynb",
-                "07_mixture_of_experts.ipynb"]
-ALL = ["01_hand_trace.ipynb", "02_pure_python.ipynb", "03_numpy_position_wise.ipynb", "04_activations.ipynb",
-       "05_why_nonlinearity.ipynb", "06_key_value_memory.ipynb", "07_mixture_of_experts.ipynb", "08_backward.ipynb"]
-LESSONS = ALL if os.environ.get("FFN_GOING_FURTHER") == "all" else SHARED_NAMES
+LESSONS = sorted(p.name for p in (ROOT / "solutions").glob("[0-9][0-9]_*.ipynb"))
 GOING_FURTHER = re.compile(r"^## Going further", re.M)
 
 

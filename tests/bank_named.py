@@ -347,6 +347,8 @@ right("gelu", "erf")(lambda z: 0.5 * z * (1 + special.erf(z / math.sqrt(2))))
 right("gelu", "ndtr")(lambda z: z * special.ndtr(z))
 wrong("gelu", "tanh approximation", "an approximation the text mentions")(
     lambda z: 0.5 * z * (1 + np.tanh(math.sqrt(2 / math.pi) * (z + 0.044715 * z ** 3))))
+wrong("gelu", "tanh approximation", "the approximation with NumPy's float64 constant (float32 rounds inside)")(
+    lambda z: 0.5 * z * (1 + np.tanh(np.sqrt(2 / np.pi) * (z + 0.044715 * z ** 3))))
 wrong("gelu", "the factor 1/2 is missing", "classic slip")(lambda z: z * (1 + special.erf(z / math.sqrt(2))))
 wrong("gelu", "erf(z) where erf(z / sqrt(2))", "classic slip")(lambda z: 0.5 * z * (1 + special.erf(z)))
 wrong("gelu", "the factor z is missing", "classic slip")(lambda z: special.ndtr(z))

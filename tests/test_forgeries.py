@@ -103,7 +103,7 @@ def submission(release: nbformat.NotebookNode, learner: str) -> nbformat.Noteboo
 
 
 LEARNERS = ("right", "stub", *FORGERIES, "wrapped", "table", "table-but-one", "loop")
-LIMIT = 20          # seconds a cell (and a check in the clean process) may take: the endless loop reaches it
+LIMIT = 10          # seconds a cell (and a check in the clean process) may take: the endless loop reaches it
 
 
 @pytest.fixture(scope="module")

@@ -191,10 +191,10 @@ test-browser: $(STAMP) $(BROWSER_STAMP)
 test-a11y: $(STAMP) $(BROWSER_STAMP)
 	FFN_BROWSER_TEST=1 timeout -k 30 1800 $(PY) -m pytest tests/test_axe.py tests/test_slides_browser.py -v -rs
 
-# Both of the above in one run, a test file per Chromium, two at a time (what CI runs).
+# Both of the above in one run, the tests shared between two workers, a Chromium each (what CI runs).
 test-browsers: $(STAMP) $(BROWSER_STAMP)
 	FFN_BROWSER_TEST=1 timeout -k 30 1800 $(PY) -m pytest tests/test_browser.py tests/test_axe.py \
-		tests/test_slides_browser.py -v -rs -n 2 --dist loadfile
+		tests/test_slides_browser.py -v -rs -n 2 --dist load
 
 test-nbgrader: $(HUB_STAMP)
 	FFN_NBGRADER_TEST=1 timeout -k 30 1800 $(HUB_PY) -m pytest tests/test_nbgrader.py \

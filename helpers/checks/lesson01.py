@@ -18,6 +18,7 @@ from __future__ import annotations
 import itertools
 import math
 import numbers
+from typing import Any
 
 import numpy as np
 
@@ -230,6 +231,27 @@ def _which_entries(part, value, expected):
     return " and ".join(wrong)
 
 
+def pencil_answer(title: str, fn: Any, parts: tuple[str, ...], what: str,
+                  array_shape: tuple[int, ...] | None = None) -> tuple[Report | None, Any]:
+    """(report, the parts as a list or tuple) of a pencil exercise's answer, or (None, None) when there is none
+    to grade, having said why (a stub, an error, None, or not one value per part). An array of `array_shape`
+    is taken as its rows."""
+    report = Report(title)
+    answered, value = answer_of(report, fn)
+    if not answered:
+        return None, None
+    keep = f"return {', '.join(parts)}"
+    if value is None:
+        print(f"{title}: your function returned None. Keep the last line, `{keep}`.")
+        return None, None
+    if array_shape is not None and isinstance(value, np.ndarray) and value.shape == array_shape:
+        value = list(value)
+    if not isinstance(value, (tuple, list)) or len(value) != len(parts):
+        print(f"{title}: expected {what} ({', '.join(parts)}), got {fmt(value)}. Keep the line `{keep}`.")
+        return None, None
+    return report, value
+
+
 @grader
 def check_hand_trace(fn, reveal: bool = False) -> bool:
     """Grade `hand_trace()`, which returns the lists z, h, y of exercise 1's trace (x = [2, 3]).
@@ -237,17 +259,8 @@ def check_hand_trace(fn, reveal: bool = False) -> bool:
     A first failure names the wrong part and its likely slip without the expected numbers; the answer is
     shown after a second failed attempt, or with reveal=True."""
     title = "hand_trace"
-    report = Report(title)
-    answered, value = answer_of(report, fn)
-    if not answered:
-        return False
-    if value is None:
-        print(f"{title}: your function returned None. Keep the last line, `return z, h, y`.")
-        return False
-    if isinstance(value, np.ndarray) and value.shape == (3, 2):
-        value = list(value)
-    if not isinstance(value, (tuple, list)) or len(value) != 3:
-        print(f"{title}: expected three lists (z, h, y), got {fmt(value)}. Keep the line `return z, h, y`.")
+    report, value = pencil_answer(title, fn, ("z", "h", "y"), "three lists", array_shape=(3, 2))
+    if report is None:
         return False
     got = dict(zip("zhy", (_as_floats(v) for v in value)))
     report.header = f"checking z, h and y for x = {fmt(list(TRACE_X))}"

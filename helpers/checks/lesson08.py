@@ -17,10 +17,10 @@ import numpy as np
 from helpers import gradcheck
 from scipy import special
 
-from helpers.checks._core import (Case, Mistake, Observed, Report, a_kind, answer_of, check_function, close,
-                                  close_float64, fmt, hidden_rng, not_a_function, plural, tiered, with_tiers)
+from helpers.checks._core import (Case, Mistake, Observed, a_kind, check_function, close, close_float64, fmt,
+                                  hidden_rng, not_a_function, plural, tiered, with_tiers)
 from helpers.checks._verdict import failed_attempts, grader
-from helpers.checks.lesson01 import CARRIED, _reveal_line
+from helpers.checks.lesson01 import CARRIED, _reveal_line, pencil_answer
 from helpers.ffn import ffn, ffn_backward, gelu, gelu_grad, gelu_tanh_grad, silu_grad
 
 __all__ = ["check_relu_backward", "check_ffn_backward", "check_numerical_gradient", "check_gelu_backward",
@@ -997,16 +997,8 @@ def check_backward_by_hand(fn, reveal: bool = False) -> bool:
     A part that follows correctly from the learner's own earlier part gets a neutral mark (as in lesson 01's
     hand_trace); a first failure names the wrong part and its likely slip without the numbers."""
     title = "backward_by_hand"
-    report = Report(title)
-    answered, value = answer_of(report, fn)
-    if not answered:
-        return False
-    if value is None:
-        print(f"{title}: your function returned None. Keep the last line, `return dW2, dh, dz, dx`.")
-        return False
-    if not isinstance(value, (tuple, list)) or len(value) != 4:
-        print(f"{title}: expected four answers (dW2, dh, dz, dx), got {fmt(value)}. Keep the line "
-              "`return dW2, dh, dz, dx`.")
+    report, value = pencil_answer(title, fn, ("dW2", "dh", "dz", "dx"), "four answers")
+    if report is None:
         return False
     report.header = "checking dW2, dh, dz and dx for x = [2, 1], target t = [1, -4]"
     got = {}

@@ -59,19 +59,6 @@ WRONG_VALUES = [(mistake.fn, f"Likely mistake: {mistake.name}") for mistake in L
 ]
 
 
-@pytest.mark.parametrize("fn", RIGHT_VALUES, ids=lambda f: f.__name__)
-def test_value_logits_accepts_right_answers(fn, capsys):
-    result, out = grade(check_value_logits, fn, capsys)
-    assert result, out
-
-
-@pytest.mark.parametrize("fn, words", WRONG_VALUES, ids=[w[:40] for _, w in WRONG_VALUES])
-def test_value_logits_names_each_mistake(fn, words, capsys):
-    result, out = grade(check_value_logits, fn, capsys)
-    assert not result and words in out, out
-    assert out.count("Likely mistake") + out.count("Possibly") <= 1, out
-
-
 def test_value_logits_stub_and_not_a_function(capsys):
     def stub(W2, lnf_g, wte, unit):
         raise NotImplementedError("your code here")
@@ -124,19 +111,6 @@ WRONG_KEYS = [(mistake.fn, f"Likely mistake: {mistake.name}") for mistake in L._
     (lambda model, prompts, layer: model.hidden(model.encode(prompts[0]), layer).h, "one row per token"),
     (lambda model, prompts, layer: key_loop(model, prompts, layer)[: model.config["d"]], "That is d numbers"),
 ]
-
-
-@pytest.mark.parametrize("fn", RIGHT_KEYS, ids=lambda f: f.__name__)
-def test_key_vector_accepts_right_answers(fn, capsys):
-    result, out = grade(check_key_vector, fn, capsys)
-    assert result, out
-
-
-@pytest.mark.parametrize("fn, words", WRONG_KEYS, ids=[w[:40] for _, w in WRONG_KEYS])
-def test_key_vector_names_each_mistake(fn, words, capsys):
-    result, out = grade(check_key_vector, fn, capsys)
-    assert not result and words in out, out
-    assert out.count("Likely mistake") + out.count("Possibly") <= 1, out
 
 
 def test_key_vector_calling_the_reference_is_refused(capsys):
@@ -201,15 +175,22 @@ WRONG_UPDATES = [(mistake.fn, f"Likely mistake: {mistake.name}") for mistake in 
 ]
 
 
-@pytest.mark.parametrize("fn", RIGHT_UPDATES, ids=lambda f: f.__name__)
-def test_rank_one_update_accepts_right_answers(fn, capsys):
-    result, out = grade(check_rank_one_update, fn, capsys)
+# Each exercise's right answers, and its wrong ones with the words the check must print for them.
+RIGHT = [(check_value_logits, fn) for fn in RIGHT_VALUES] + [(check_key_vector, fn) for fn in RIGHT_KEYS] \
+    + [(check_rank_one_update, fn) for fn in RIGHT_UPDATES]
+WRONG = [(check_value_logits, *w) for w in WRONG_VALUES] + [(check_key_vector, *w) for w in WRONG_KEYS] \
+    + [(check_rank_one_update, *w) for w in WRONG_UPDATES]
+
+
+@pytest.mark.parametrize("check, fn", RIGHT, ids=[f"{c.__name__}-{f.__name__}" for c, f in RIGHT])
+def test_right_answers_are_accepted(check, fn, capsys):
+    result, out = grade(check, fn, capsys)
     assert result, out
 
 
-@pytest.mark.parametrize("fn, words", WRONG_UPDATES, ids=[w[:40] for _, w in WRONG_UPDATES])
-def test_rank_one_update_names_each_mistake(fn, words, capsys):
-    result, out = grade(check_rank_one_update, fn, capsys)
+@pytest.mark.parametrize("check, fn, words", WRONG, ids=[f"{c.__name__}-{w[:40]}" for c, _, w in WRONG])
+def test_each_wrong_answer_gets_its_own_message(check, fn, words, capsys):
+    result, out = grade(check, fn, capsys)
     assert not result and words in out, out
     assert out.count("Likely mistake") + out.count("Possibly") <= 1, out
 

@@ -23,6 +23,7 @@ import numpy as np
 from helpers import gpt, lm
 from helpers.ffn import gelu_tanh
 from helpers.gpt import single_blas_thread
+from helpers.lm import random_model  # noqa: F401  (the lesson calls it as ll.random_model)
 from helpers.lm_corpus import COUNTRIES, FACTS, TEMPLATES, fact_sentences, filler_sentences, prompt
 
 __all__ = ["value_logits", "key_vector", "rank_one_update", "random_model", "Contexts", "corpus_contexts",
@@ -55,14 +56,6 @@ def rank_one_update(W2, k, v_star, C):
     c_inv_k = np.linalg.solve(C, k)                       # (d_ff,)
     residual = v_star - k @ W2                            # (d,) what k must gain
     return W2 + np.outer(c_inv_k, residual) / (k @ c_inv_k)
-
-
-# ---------------------------------------------------------------- models
-def random_model(seed: int = 0, like: lm.Model | None = None) -> lm.Model:
-    """A model of the shipped one's shape with GPT-2's random initialisation (helpers.gpt.init_params), seeded."""
-    like = like or lm.load()
-    params = gpt.init_params(like.config, np.random.default_rng(seed), np.float32)
-    return lm.Model(params, dict(like.config), list(like.vocab))
 
 
 # ---------------------------------------------------------------- keys: where a unit fires in the corpus

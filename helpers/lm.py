@@ -193,12 +193,16 @@ def corpus_windows(n_windows: int = 512, seed: int = 0, n_ctx: int = 16) -> np.n
 
 
 @single_blas_thread
-def covariance(model: Model, layer: int, n_windows: int = 512, seed: int = 0) -> np.ndarray:
+def covariance(model: Model, layer: int, n_windows: int = 512, seed: int = 0, ridge: float = 0.0) -> np.ndarray:
     """E[h h^T] (d_ff, d_ff), the second moment of a layer's FFN activations over the training corpus (ROME's C),
-    from n_windows windows of the corpus (corpus_windows)."""
+    from n_windows windows of the corpus (corpus_windows); plus ridge times its mean diagonal on the diagonal, so
+    that it inverts, when ridge is given (edit_fact's)."""
     ids = corpus_windows(n_windows, seed, model.config["n_ctx"])                   # (B, T)
     h = model.hidden(ids, layer).h.reshape(-1, model.config["d_ff"])               # (B T, d_ff)
-    return (h.T.astype(np.float64) @ h) / len(h)           # (d_ff, d_ff)
+    C = (h.T.astype(np.float64) @ h) / len(h)              # (d_ff, d_ff)
+    if ridge:
+        C += ridge * np.mean(np.diag(C)) * np.eye(len(C))
+    return C
 
 
 def _padded(encoded: list[list[int]]) -> np.ndarray:
@@ -264,8 +268,7 @@ def edit_fact(model: Model, subject: str, relation: str, new_object: str, layer:
     hs = [model.hidden(model.encode(t), layer).h[pos] for t, pos in zip(texts, positions)]
     k = np.mean(hs, axis=0).astype(np.float64)             # (d_ff,) the key
     delta = edit_value(model, texts, layer, positions, model.index[new_object]).astype(np.float64)   # (d,)
-    C = covariance(model, layer)
-    C += ridge * np.mean(np.diag(C)) * np.eye(len(C))
+    C = covariance(model, layer, ridge=ridge)
     c_inv_k = np.linalg.solve(C, k)                        # (d_ff,)
     edited = model.copy()
     update = np.outer(c_inv_k, delta) / (k @ c_inv_k)      # (d_ff, d) rank one

@@ -208,5 +208,4 @@ def value_change(model: lm.Model, prompts: list[str], layer: int, word: str) -> 
 def corpus_covariance(model: lm.Model, layer: int, ridge: float = 1e-3) -> np.ndarray:
     """C = E[h h^T] (d_ff, d_ff) of the layer's activations over the corpus (lm.covariance), plus ridge times its
     mean diagonal on the diagonal so that it inverts, as lm.edit_fact does."""
-    C = lm.covariance(model, layer)
-    return C + ridge * np.mean(np.diag(C)) * np.eye(len(C))
+    return lm.covariance(model, layer, ridge=ridge)

@@ -705,26 +705,26 @@ wrong("gelu_backward", None, "two mistakes combined (Φ alone, without dh)")(lam
 
 
 # ==========================================================================================================
-# 08 backward_by_hand: dW2 = [[0, 0], [-2, 4]], dh = [3, -2], dz = [0, -2], dx = [-4, -2]
+# 08 backward_by_hand: dh = [3, -2], dz = [0, -2], dx = [-4, -2]
 # ==========================================================================================================
-for values, style in [(([[0, 0], [-2, 4]], [3, -2], [0, -2], [-4, -2]), "lists"),
-                      ((np.array([[0.0, 0.0], [-2.0, 4.0]]), (3.0, -2.0), [-0.0, -2.0], np.array([-4, -2])), "mixed")]:
+for values, style in [(([3, -2], [0, -2], [-4, -2]), "lists"),
+                      ((np.array([3.0, -2.0]), (-0.0, -2.0), np.array([-4, -2])), "mixed")]:
     right("backward_by_hand", style)(lambda values=values: values)
 for values, label, style in [
-    (([[0, -2], [0, 4]], [3, -2], [0, -2], [-4, -2]), "dW2 transposed", "transpose"),
-    (([[0, 0], [2, -4]], [-3, 2], [0, 2], [4, 2]), "its sign flipped", "sign slip carried through"),
-    (([[0, 0], [0, -4]], [-4, 2], [0, 2], [4, 2]), "y used where dy belongs", "classic slip carried through"),
-    (([[-2, 4], [-1, 2]], [3, -2], [0, -2], [-4, -2]), "x used in place of h", "classic slip"),
-    (([[0, 0], [-2, 4]], [-1, -4], [0, -4], [-8, -4]), "W2 not transposed in dh", "transpose, carried through"),
-    (([[0, 0], [-2, 4]], [3, -2], [3, -2], [-1, -5]), "relu'(0) taken as 1", "boundary: the unit at z = 0"),
-    (([[0, 0], [-2, 4]], [3, -2], [3, 0], [3, -3]), "the mask inverted", "classic slip"),
-    (([[0, 0], [-2, 4]], [3, -2], [0, -2], [2, -2]), "W1 not transposed in dx", "transpose"),
-    (([[0, 0], [-2, 4]], [3, -2], [0, -2], [-1, -5]), "dx taken from dh", "classic slip"),
-    (([[0, 0], [1, -2]], [0.5, -1], [0, -1], [-1, 1]), "section 2's numbers copied", "table of another case"),
-    (([[0, 0], [-2, 4]], [3, -2], [0, -2], [-4.000004, -2]), "a typo or a tiny offset", "near-miss"),
-    (([[0, 0], [2, -4]], [-1, -4], [0, -4], [8, 4]), None, "two mistakes combined (dy's sign in dW2, W2 untransposed)"),
-    (([[0, -2], [0, 4]], [3, -2], [0, -2], [2, -2]), None, "two transposes (dW2 and dx)"),
-    (([[1, 1], [1, 1]], [1, 1], [1, 1], [1, 1]), None, "made-up numbers"),
+    (([-3, 2], [0, 2], [4, 2]), "its sign flipped", "sign slip carried through"),
+    (([-4, 2], [0, 2], [4, 2]), "y used where dy belongs", "classic slip carried through"),
+    (([-1, -4], [0, -4], [-8, -4]), "W2 not transposed in dh", "transpose, carried through"),
+    (([-1, 2], [0, 2], [4, 2]), "W2 left out", "classic slip carried through"),
+    (([3, -2], [3, -2], [-1, -5]), "relu'(0) taken as 1", "boundary: the unit at z = 0"),
+    (([3, -2], [3, 0], [3, -3]), "the mask inverted", "classic slip"),
+    (([3, -2], [0, -2], [2, -2]), "W1 not transposed in dx", "transpose"),
+    (([3, -2], [0, -2], [-1, -5]), "dx taken from dh", "classic slip"),
+    (([0.5, -1], [0, -1], [-1, 1]), "section 2's numbers copied", "table of another case"),
+    (([3, -2], [0, -2], [-4.000004, -2]), "a typo or a tiny offset", "near-miss"),
+    (([-1, -4], [0, -4], [8, 4]), None, "two mistakes combined (W2 untransposed, then dx's sign)"),
+    (([-1, -4], [0, -4], [4, -4]), None, "two transposes (dh and dx)"),
+    (([1, 1], [1, 1], [1, 1]), None, "made-up numbers"),
+    (([3, -2], [0, -2], [-4, -2], [0, 0]), None, "an extra part"),
 ]:
     wrong("backward_by_hand", label, style)(lambda values=values: values)
 

@@ -214,8 +214,8 @@ def test_an_unknown_slip_still_names_the_part(capsys):
 
 @pytest.mark.parametrize("fn, message", [
     (lambda: None, "returned None"),
-    (lambda: ([4, -1], [4, 0]), "expected three lists"),
-    (lambda: {"z": [4, -1], "h": [4, 0], "y": [5, -1]}, "expected three lists"),
+    (lambda: ([4, -1], [4, 0]), "returned 2 values"),
+    (lambda: {"z": [4, -1], "h": [4, 0], "y": [5, -1]}, "returned a dict"),
     (lambda: ([4, -1], [4, 0], [5, -1, 0]), "`y` is 3 numbers; expected 2"),
     (lambda: ([4, -1], None, [5, -1]), "`h` is None: give h its two numbers before `return z, h, y`"),
     (lambda: ("4, -1", [4, 0], [5, -1]), "`z` is a string"),

@@ -1203,6 +1203,6 @@ def test_no_generic_hint_after_right_numbers_refused(check, fn, first_failure, c
 def test_chunked_off_by_one_shows_the_loop_only_after_a_second_failure(first_failure, capsys):
     result, first = verdict(check_ffn_chunked, chunked_leaving_the_last_chunk, capsys)
     assert not result and "the last chunk" in first and "range(0, T, chunk)" not in first, first
-    assert "If it fails again, the check shows the line to write." in first, first
+    assert "If the check finds this again, it shows the line to write." in first, first
     result, second = verdict(check_ffn_chunked, chunked_leaving_the_last_chunk, capsys)
     assert "range(0, T, chunk)" in second, second

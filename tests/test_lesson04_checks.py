@@ -849,9 +849,30 @@ def test_swiglu_gate_and_value_swapped_shows_the_formula_only_after_a_second_fai
     formula = "(silu(x @ W_gate) * (x @ W_up)) @ W_down"
     result, first, _ = verdict(check_swiglu_ffn, swapped, capsys)
     assert not result and "gate and value swapped" in first and formula not in first, first
-    assert "If it fails again" in first, first
+    assert "If the check finds this again" in first, first
     result, second, _ = verdict(check_swiglu_ffn, swapped, capsys)
     assert formula in second, second
+
+
+def test_the_line_comes_when_the_same_mistake_comes_back_not_after_any_second_failure(first_failure, capsys):
+    """A new slip after another gets its own first tier; the line shows the second time that slip is found."""
+    from helpers.ffn import silu
+
+    def swapped(x, W_gate, W_up, W_down):
+        return (silu(x @ W_up) * (x @ W_gate)) @ W_down
+
+    def silu_after_product(x, W_gate, W_up, W_down):
+        return silu((x @ W_gate) * (x @ W_up)) @ W_down
+    formula = "(silu(x @ W_gate) * (x @ W_up)) @ W_down"
+    result, first, _ = verdict(check_swiglu_ffn, silu_after_product, capsys)
+    assert not result and "after the product" in first and formula not in first, first
+    result, second, _ = verdict(check_swiglu_ffn, swapped, capsys)   # a second failure, a first swap
+    assert not result and "gate and value swapped" in second and formula not in second, second
+    assert "If the check finds this again" in second, second
+    result, third, _ = verdict(check_swiglu_ffn, swapped, capsys)    # the swap found again
+    assert formula in third, third
+    result, fourth, _ = verdict(check_swiglu_ffn, silu_after_product, capsys)   # the first slip found again
+    assert "silu(x @ W_gate) * (x @ W_up)" in fourth and "If the check finds this again" not in fourth, fourth
 
 
 def test_hidden_width_round_is_told_no_trick_it_did_not_use(first_failure, capsys):

@@ -851,14 +851,14 @@ def test_hidden_gelu_case_keeps_its_shape(secret):
     assert case.args["z"].shape == case.args["dh"].shape
 
 
-# ---- the pencil exercise: backward_by_hand() -> (dW2, dh, dz, dx) ------------------------------------------
+# ---- the pencil exercise: backward_by_hand() -> (dh, dz, dx) ------------------------------------------------
 # A fixed answer worked out by hand, so no hidden cases (as lesson 01's hand_trace): a first failure names the
 # part and the slip, never the numbers; the answer shows after a second failure or with reveal=True.
 from fractions import Fraction
 
 from helpers.checks import _verdict, check_backward_by_hand
 
-RIGHT_BY_HAND = ([[0, 0], [-2, 4]], [3, -2], [0, -2], [-4, -2])
+RIGHT_BY_HAND = ([3, -2], [0, -2], [-4, -2])
 
 
 @pytest.fixture
@@ -870,41 +870,39 @@ def by_hand_with_numpy():
     x, W1, b1 = np.array([2.0, 1.0]), np.array([[1.0, 2.0], [-1.0, 1.0]]), np.array([-1.0, -3.0])
     W2, t = np.array([[1.0, 2.0], [0.0, -1.0]]), np.array([1.0, -4.0])
     z = x @ W1 + b1
-    h = np.maximum(z, 0)
-    dy = h @ W2 - t
+    dy = np.maximum(z, 0) @ W2 - t
     dh = dy @ W2.T
     dz = dh * (z > 0)
-    return np.outer(h, dy), dh, dz, dz @ W1.T
+    return dh, dz, dz @ W1.T
 
 
 @pytest.mark.parametrize("fn", [
     lambda: RIGHT_BY_HAND,
-    lambda: [np.array([[0.0, 0.0], [-2.0, 4.0]]), (3.0, -2.0), (-0.0, -2.0), [-4.0, -2.0]],
-    lambda: ([[Fraction(0), Fraction(0)], [Fraction(-2), Fraction(4)]], [3, -2], [0, -2], [-4, -2]),
+    lambda: [(3.0, -2.0), np.array([-0.0, -2.0]), [-4.0, -2.0]],
+    lambda: ([Fraction(3), Fraction(-2)], [0, -2], [-4, -2]),
+    lambda: np.array([[3, -2], [0, -2], [-4, -2]]),
     by_hand_with_numpy,
 ])
 def test_backward_by_hand_accepts_right_answers(fn, capsys, first_attempt):
     assert check_backward_by_hand(fn)
-    assert "all 4 cases pass" in capsys.readouterr().out
+    assert "all 3 cases pass" in capsys.readouterr().out
 
 
 # (answer, the slip it makes, named by the check)
 WRONG_BY_HAND = [
-    (([[0, -2], [0, 4]], [3, -2], [0, -2], [-4, -2]), "dW2 transposed: dy^T h instead of h^T dy"),
-    (([[0, 0], [2, -4]], [-3, 2], [0, 2], [4, 2]), "dy taken as target - y, its sign flipped"),
-    (([[0, 0], [0, -4]], [3, -2], [0, -2], [-4, -2]), "y used where dy belongs"),
-    (([[-2, 4], [-1, 2]], [3, -2], [0, -2], [-4, -2]), "x used in place of h"),
-    (([[0, 0], [-2, 4]], [-1, -4], [0, -4], [-8, -4]), "W2 not transposed in dh"),
-    (([[0, 0], [-2, 4]], [-1, 2], [0, 2], [4, 2]), "W2 left out: dh = dy"),
-    (([[0, 0], [-2, 4]], [3, -2], [3, -2], [-1, -5]), "relu'(0) taken as 1 (the mask z >= 0), or the mask left out"),
-    (([[0, 0], [-2, 4]], [3, -2], [0, -4], [-8, -4]), "multiplied by z (or h) instead of relu'(z)"),
-    (([[0, 0], [-2, 4]], [3, -2], [3, 0], [3, -3]), "the mask inverted"),
-    (([[0, 0], [-2, 4]], [3, -2], [0, 1], [2, 1]), "relu'(z) written without dh"),
-    (([[0, 0], [-2, 4]], [3, -2], [0, -2], [2, -2]), "W1 not transposed in dx"),
-    (([[0, 0], [-2, 4]], [3, -2], [0, -2], [-4, 2]), "W2 used in place of W1"),
-    (([[0, 0], [-2, 4]], [3, -2], [0, -2], [-1, -5]), "dx taken from dh, before the mask"),
-    (([[0, 0], [1, -2]], [0.5, -1], [0, -1], [-1, 1]), "section 2's numbers copied"),
-    (([[0, 0], [-2, 4]], [3, -2], [0, -2], [-4.000004, -2]), "a typo or a tiny offset in dx"),
+    (([-3, 2], [0, 2], [4, 2]), "dy taken as target - y, its sign flipped"),
+    (([-4, 2], [0, 2], [4, 2]), "y used where dy belongs"),
+    (([-1, -4], [0, -4], [-8, -4]), "W2 not transposed in dh"),
+    (([-1, 2], [0, 2], [4, 2]), "W2 left out: dh = dy"),
+    (([3, -2], [3, -2], [-1, -5]), "relu'(0) taken as 1 (the mask z >= 0), or the mask left out"),
+    (([3, -2], [0, -4], [-8, -4]), "multiplied by z (or h) instead of relu'(z)"),
+    (([3, -2], [3, 0], [3, -3]), "the mask inverted"),
+    (([3, -2], [0, 1], [2, 1]), "relu'(z) written without dh"),
+    (([3, -2], [0, -2], [2, -2]), "W1 not transposed in dx"),
+    (([3, -2], [0, -2], [-4, 2]), "W2 used in place of W1"),
+    (([3, -2], [0, -2], [-1, -5]), "dx taken from dh, before the mask"),
+    (([0.5, -1], [0, -1], [-1, 1]), "section 2's numbers copied"),
+    (([3, -2], [0, -2], [-4.000004, -2]), "a typo or a tiny offset in dx"),
 ]
 
 
@@ -928,18 +926,17 @@ def test_backward_by_hand_names_the_slip_without_the_numbers(answer, name, capsy
 
 
 def test_backward_by_hand_carries_a_slip_forward_without_a_second_failure(capsys, first_attempt):
-    check_backward_by_hand(lambda: ([[0, 0], [-2, 4]], [3, -2], [3, -2], [-1, -5]))
+    check_backward_by_hand(lambda: ([3, -2], [3, -2], [-1, -5]))
     out = capsys.readouterr().out
-    assert "follows correctly from your dz" in out and "1 of 4 cases failed" in out
+    assert "follows correctly from your dz" in out and "1 of 3 cases failed" in out
 
 
 def test_backward_by_hand_reveals_after_a_second_failure_or_on_request(capsys, first_attempt):
-    wrong = ([[0, -2], [0, 4]], [3, -2], [0, -2], [-4, -2])
+    wrong = ([-1, -4], [0, -4], [-8, -4])
     check_backward_by_hand(lambda: wrong)
     assert "The answer" not in capsys.readouterr().out
     check_backward_by_hand(lambda: wrong)
-    assert ("The answer, after your second try: dW2 = [[0, 0], [-2, 4]], dh = [3, -2], dz = [0, -2], "
-            "dx = [-4, -2].") in capsys.readouterr().out
+    assert "The answer, after your second try: dh = [3, -2], dz = [0, -2], dx = [-4, -2]." in capsys.readouterr().out
     _verdict._FAILED_ATTEMPTS.clear()
     check_backward_by_hand(lambda: wrong, reveal=True)
     assert "The answer, as you asked" in capsys.readouterr().out
@@ -948,11 +945,12 @@ def test_backward_by_hand_reveals_after_a_second_failure_or_on_request(capsys, f
 @pytest.mark.parametrize("fn, message", [
     (stub, "not implemented yet"),
     (lambda: None, "returned None"),
-    (lambda: ([[0, 0], [-2, 4]], [3, -2], [0, -2]), "expected four answers"),
-    (lambda: ([0, 0, -2, 4], [3, -2], [0, -2], [-4, -2]), "`dW2` has shape (4,); expected (2, 2)"),
-    (lambda: ([[0, 0], [-2, 4]], None, [0, -2], [-4, -2]), "`dh` is None"),
-    (lambda: ([[0, 0], [-2, 4]], [3, -2], [0, float("nan")], [-4, -2]), "`dz` holds NaN"),
-    (lambda: ([[0, 0], [-2, 4]], [3, -2], [0, -2], "-4, -2"), "`dx` is a str"),
+    (lambda: ([3, -2], [0, -2]), "returned 2 values"),
+    (lambda: ([[0, 0], [-2, 4]], [3, -2], [0, -2], [-4, -2]), "returned 4 values"),
+    (lambda: ([3, -2, 0], [0, -2], [-4, -2]), "`dh` has shape (3,); expected (2,)"),
+    (lambda: (None, [0, -2], [-4, -2]), "`dh` is None"),
+    (lambda: ([3, -2], [0, float("nan")], [-4, -2]), "`dz` holds NaN"),
+    (lambda: ([3, -2], [0, -2], "-4, -2"), "`dx` is a str"),
     (lambda: 1 / 0, "ZeroDivisionError"),
     (RIGHT_BY_HAND, "expected a function"),
 ])
@@ -962,7 +960,7 @@ def test_backward_by_hand_bad_answers_get_specific_messages(fn, message, capsys,
 
 
 def test_backward_by_hand_has_no_hidden_cases_even_when_graded(monkeypatch, capsys, first_attempt):
-    """A number worked out by hand has one right value: graded runs judge the same four parts."""
+    """A number worked out by hand has one right value: graded runs judge the same three parts."""
     monkeypatch.setenv(GRADING_ENV, "1")
     verdict = check_backward_by_hand(lambda: RIGHT_BY_HAND)
-    assert verdict and verdict.total == 4 and verdict.hidden == 0
+    assert verdict and verdict.total == 3 and verdict.hidden == 0

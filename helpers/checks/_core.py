@@ -25,7 +25,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from helpers.checks._verdict import copied_from, current_tally, failed_attempts, hidden_cases
+from helpers.checks._verdict import copied_from, current_tally, held_before, hidden_cases
 from helpers.checks._verdict import hidden_rng  # noqa: F401  (the lessons' hidden cases draw from it)
 
 PASS, FAIL = "\u2714", "\u2718"  # check mark, ballot x
@@ -414,7 +414,7 @@ class Mistake:
     later: str = ""   # what the fix says only after a second failure: a line of the solution (see tiered)
 
 
-SECOND_TIER = "If it fails again, the check shows the line to write."
+SECOND_TIER = "If the check finds this again, it shows the line to write."
 
 
 def tiered(text: str, formulas: Sequence[str]) -> tuple[str, str]:
@@ -443,13 +443,13 @@ def with_tiers(mistakes: Sequence[Mistake], formulas: Sequence[str]) -> list[Mis
 
 
 def held_back(title: str, text: str | None, formulas: Sequence[str]) -> str | None:
-    """A validator's message as the check of `title` may print it now: on a first failure without the
-    sentences that show one of `formulas` (see tiered), saying that the line comes after a second; whole after
-    a failed attempt. A message that shows no formula, or None, comes back as it is (an Observed stays one)."""
-    if not text or failed_attempts(title) >= 1:
+    """A validator's message as the check of `title` may print it now: the first time it is found, without the
+    sentences that show one of `formulas` (see tiered), saying that the line comes if it is found again; whole
+    the second time (see held_before). A message that shows no formula, or None, comes back as it is (an Observed stays one)."""
+    if not text:
         return text
     first, later = tiered(text, formulas)
-    if not later:
+    if not later or held_before(title, later):
         return text
     return type(text)(f"{first.rstrip('.;: ') or 'Look at that step again'}. {SECOND_TIER}")
 
@@ -756,7 +756,7 @@ def _check_function(title, fn, cases, reference, validate, mistakes, compare, no
     low = [_low_dtypes(j.outcome.value) for j in numbers]
     if found:
         label, mistake = found
-        later = (mistake.later if failed_attempts(title) >= 1 else SECOND_TIER) if mistake.later else ""
+        later = (mistake.later if held_before(title, mistake.name) else SECOND_TIER) if mistake.later else ""
         report.line(f"{label}: {mistake.name}. {mistake.fix}" + (f" {later}" if later else ""))
     elif numbers and len(numbers) == len(failures) and all(dt - {"float64"} for dt in low) and not show_notes \
             and all(_low_dtypes(j.case.args) == {"float64"} for j in numbers):
@@ -778,7 +778,8 @@ def _check_function(title, fn, cases, reference, validate, mistakes, compare, no
             report.tally.problem = differs
     if not found and wrong_values and fallback_hint:
         if isinstance(fallback_hint, tuple):   # (a first failure's nudge, what a second failure may show)
-            fallback_hint = fallback_hint[1] if failed_attempts(title) >= 1 else f"{fallback_hint[0]} {SECOND_TIER}"
+            fallback_hint = (fallback_hint[1] if held_before(title, fallback_hint[1])
+                             else f"{fallback_hint[0]} {SECOND_TIER}")
         report.line(f"Hint: {fallback_hint}")
     return report.finish(len(cases), len(failures), hidden=len(hidden) if run_hidden else 0,
                          hidden_skipped=has_hidden and not run_hidden)

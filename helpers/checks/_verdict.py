@@ -146,6 +146,7 @@ class Tally:
     outcomes: list[bool] = field(default_factory=list)   # each case judged, in order: passed or not
     used: set[str] = field(default_factory=set)          # course functions the learner's code called
     lines: list[str] = field(default_factory=list)
+    held: set[str] = field(default_factory=set)          # what this run held back for a second time (see held_before)
 
     def note_line(self, text: str) -> None:
         text = text.strip()
@@ -195,6 +196,15 @@ def failed_attempts(exercise: str) -> int:
     return _FAILED_ATTEMPTS.get(exercise, 0)
 
 
+def held_before(exercise: str, key: str) -> bool:
+    """Whether an earlier failed run of `exercise`'s check, in this kernel, already held back the line keyed
+    `key` (a named mistake's name, or the held text itself). A line of the solution comes on the second time
+    the same mistake is found, not after any second failure: a learner who makes a new slip gets its first tier.
+    The keys live in _FAILED_ATTEMPTS, under "exercise: key", so clearing that clears them too."""
+    current_tally().held.add(key)
+    return _FAILED_ATTEMPTS.get(f"{exercise}: {key}", 0) >= 1
+
+
 def grader(check: Callable[..., bool]) -> Callable[..., Verdict]:
     """Wrap a check_<exercise> function of a lessonNN module so that it returns a Verdict (see the module doc)."""
     exercise = check.__name__.removeprefix("check_")
@@ -217,7 +227,8 @@ def grader(check: Callable[..., bool]) -> Callable[..., Verdict]:
         verdict = _verdict(exercise, lesson, bool(ok), tally, tee.copy.getvalue())
         own = _is_the_exercise(args, kwargs, exercise)
         if verdict.status == FAILED:      # a stub's "not attempted" is no attempt
-            _FAILED_ATTEMPTS[exercise] = _FAILED_ATTEMPTS.get(exercise, 0) + 1
+            for key in [exercise] + [f"{exercise}: {held}" for held in sorted(tally.held)]:
+                _FAILED_ATTEMPTS[key] = _FAILED_ATTEMPTS.get(key, 0) + 1
         if own:
             _record(verdict)
         # Under nbgrader only the exercise's own check fails its cell: a lesson's demonstration

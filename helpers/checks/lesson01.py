@@ -246,8 +246,13 @@ def pencil_answer(title: str, fn: Any, parts: tuple[str, ...], what: str,
         return None, None
     if array_shape is not None and isinstance(value, np.ndarray) and value.shape == array_shape:
         value = list(value)
-    if not isinstance(value, (tuple, list)) or len(value) != len(parts):
-        print(f"{title}: expected {what} ({', '.join(parts)}), got {fmt(value)}. Keep the line `{keep}`.")
+    if not isinstance(value, (tuple, list)):
+        print(f"{title}: your function returned {a_kind(value)}, {fmt(value)}, where the exercise asks for {what} "
+              f"({', '.join(parts)}). Keep the line `{keep}`.")
+        return None, None
+    if len(value) != len(parts):
+        print(f"{title}: your function returned {len(value)} values, {fmt(value)}, where the exercise asks for "
+              f"{what} ({', '.join(parts)}). Keep the line `{keep}`.")
         return None, None
     return report, value
 

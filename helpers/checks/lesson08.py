@@ -19,7 +19,7 @@ from scipy import special
 
 from helpers.checks._core import (Case, Mistake, Observed, a_kind, check_function, close, close_float64, fmt,
                                   hidden_rng, not_a_function, plural, tiered, with_tiers)
-from helpers.checks._verdict import failed_attempts, grader
+from helpers.checks._verdict import grader, held_before
 from helpers.checks.lesson01 import CARRIED, _reveal_line, pencil_answer
 from helpers.ffn import ffn, ffn_backward, gelu, gelu_grad, gelu_tanh_grad, silu_grad
 
@@ -77,11 +77,11 @@ CHAIN_RULE = ("z = x @ W1 + b1", "h = np.maximum(z, 0)", "dW2 = h.T @ dy", "db2 
 
 def _first_tier(text: str) -> str:
     """A message of the ffn_backward or relu_backward check as a first failure may show it: without the
-    sentences that write out a line of the chain rule (those come after a second failure)."""
-    if failed_attempts("ffn_backward") >= 1 or failed_attempts("relu_backward") >= 1:
-        return text
+    sentences that write out a line of the chain rule (those come when the check finds the same again)."""
     first, later = tiered(text, CHAIN_RULE)
-    return first if later else text
+    if not later or held_before("ffn_backward", later) or held_before("relu_backward", later):
+        return text
+    return first
 
 
 _RELU_MISTAKES = [
@@ -899,8 +899,8 @@ def check_gelu_backward(fn) -> bool:
 
 
 # ==========================================================================================================
-# Pencil exercise: backward_by_hand() -> (dW2, dh, dz, dx) for one token through a 2 x 2 ReLU FFN, worked out
-# by hand. A fixed answer, so no hidden cases (as lesson 01's hand_trace): a first failure names the wrong
+# Pencil exercise: backward_by_hand() -> (dh, dz, dx) for one token through a 2 x 2 ReLU FFN, worked out by
+# hand. A fixed answer, so no hidden cases (as lesson 01's hand_trace): a first failure names the wrong
 # part and its likely slip, never the numbers; the answer shows after a second failure or with reveal=True.
 # ==========================================================================================================
 HAND_X = np.array([2.0, 1.0])
@@ -918,17 +918,13 @@ def _hand_dz(dh):
     return dh * (_HAND_Z > 0)
 
 
-_HAND = {"dW2": np.outer(_HAND_H, _HAND_DY)}
-_HAND["dh"] = _HAND_DY @ HAND_W2.T
+_HAND = {"dh": _HAND_DY @ HAND_W2.T}
 _HAND["dz"] = _hand_dz(_HAND["dh"])
 _HAND["dx"] = _HAND["dz"] @ HAND_W1.T
 # Section 2's worked example (lesson 01's trace, target [-0.5, 3]): numbers a learner might copy.
-_WORKED = {"dW2": np.array([[0.0, 0.0], [1.0, -2.0]]), "dh": np.array([0.5, -1.0]), "dz": np.array([0.0, -1.0]),
-           "dx": np.array([-1.0, 1.0])}
-_HAND_PARTS = (("dW2", "dW2 = h^T dy", (2, 2)), ("dh", "dh = dy W2^T", (2,)),
-               ("dz", "dz = dh * relu'(z)", (2,)), ("dx", "dx = dz W1^T", (2,)))
+_WORKED = {"dh": np.array([0.5, -1.0]), "dz": np.array([0.0, -1.0]), "dx": np.array([-1.0, 1.0])}
+_HAND_PARTS = (("dh", "dh = dy W2^T", (2,)), ("dz", "dz = dh * relu'(z)", (2,)), ("dx", "dx = dz W1^T", (2,)))
 _HAND_FALLBACK = {
-    "dW2": "dW2[k][j] = h_k dy_j: row k is unit k's output h_k times dy.",
     "dh": "dh_k = sum over j of dy_j W2[k][j]: the dot product of dy with row k of W2.",
     "dz": "dz_k = dh_k where unit k fired (z_k > 0), and 0 where it did not, z_k = 0 included.",
     "dx": "dx_i = sum over k of dz_k W1[i][k]: the dot product of dz with row i of W1.",
@@ -938,14 +934,6 @@ _HAND_FALLBACK = {
 def _hand_slips(part, base):
     """(name, fix, value) of classic slips in `part`, computed from the learner's own earlier parts."""
     h, dy, z = _HAND_H, _HAND_DY, _HAND_Z
-    if part == "dW2":
-        return [("dW2 transposed: dy^T h instead of h^T dy",
-                 "dW2 has W2's shape (d_ff, d): row k belongs to unit k, so dW2[k][j] = h_k dy_j.", np.outer(dy, h)),
-                ("dy taken as target - y, its sign flipped", "dy = y - t for L = ||y - t||² / 2.", np.outer(h, -dy)),
-                ("y used where dy belongs", "The gradient needs dy = y - t, not the output y itself.",
-                 np.outer(h, h @ HAND_W2 + HAND_B2)),
-                ("x used in place of h", "dW2 pairs what enters W2, the hidden h, with dy; x belongs to dW1.",
-                 np.outer(HAND_X, dy))]
     if part == "dh":
         return [("W2 not transposed in dh: dy W2 instead of dy W2^T",
                  "dh_k pairs dy with row k of W2 (what unit k wrote): dh_k = sum_j dy_j W2[k][j].", dy @ HAND_W2),
@@ -992,20 +980,20 @@ def _hand_part(value, shape):
 
 @grader
 def check_backward_by_hand(fn, reveal: bool = False) -> bool:
-    """Grade `backward_by_hand()`, which returns dW2, dh, dz and dx worked out by hand for the exercise's token.
+    """Grade `backward_by_hand()`, which returns dh, dz and dx worked out by hand for the exercise's token.
 
     A part that follows correctly from the learner's own earlier part gets a neutral mark (as in lesson 01's
     hand_trace); a first failure names the wrong part and its likely slip without the numbers."""
     title = "backward_by_hand"
-    report, value = pencil_answer(title, fn, ("dW2", "dh", "dz", "dx"), "four answers")
+    report, value = pencil_answer(title, fn, ("dh", "dz", "dx"), "three answers", array_shape=(3, 2))
     if report is None:
         return False
-    report.header = "checking dW2, dh, dz and dx for x = [2, 1], target t = [1, -4]"
+    report.header = "checking dh, dz and dx for x = [2, 1], target t = [1, -4]"
     got = {}
     for (part, _, shape), raw in zip(_HAND_PARTS, value):
         got[part] = _hand_part(raw, shape)
     base = {p: (got[p][0] if got[p][0] is not None else _HAND[p]) for p in _HAND}
-    follows = {"dW2": _HAND["dW2"], "dh": _HAND["dh"], "dz": _hand_dz(base["dh"]), "dx": base["dz"] @ HAND_W1.T}
+    follows = {"dh": _HAND["dh"], "dz": _hand_dz(base["dh"]), "dx": base["dz"] @ HAND_W1.T}
     copied = all(got[p][0] is not None and close_float64(got[p][0], _WORKED[p]) for p in _HAND)
     # Parts wrong on their own: not right, and not what follows from the learner's own earlier part. One name is
     # given only when it explains every one of them (a slip such as dy's sign runs through several parts);
@@ -1058,6 +1046,6 @@ def check_backward_by_hand(fn, reveal: bool = False) -> bool:
                     f"with {own[0]}.")
         report.tally.problem = f"{' and '.join(own)} each wrong on their own"
     if failed:
-        answer = "dW2 = {}, dh = {}, dz = {}, dx = {}.".format(*(fmt(_HAND[p] + 0.0) for p in _HAND))
+        answer = "dh = {}, dz = {}, dx = {}.".format(*(fmt(_HAND[p] + 0.0) for p in _HAND))
         _reveal_line(report, title, reveal, answer, "Find the first step where yours parts from it.")
     return report.finish(len(_HAND_PARTS), len(failed))

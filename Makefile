@@ -26,6 +26,10 @@ BROWSER_STAMP := $(VENV)/.browser-installed
 HUB_VENV  := .venv-hub
 HUB_PY    := $(HUB_VENV)/bin/python
 HUB_STAMP := $(HUB_VENV)/.installed
+# What .venv-hub is built from, compared by content as for .venv (tools/install_stamp.py).
+HUB_INSTALL_INPUTS := requirements.txt requirements-nbgrader.txt requirements-hub.txt pyproject.toml \
+	tools/check_python.py tools/ipython_kernel_config.py
+HUB_INPUTS := $(HUB_VENV)/.inputs
 HUB_BROWSER_STAMP := $(HUB_VENV)/.browser-installed
 CHP       := build/hub-proxy/node_modules/.bin/configurable-http-proxy
 SOLUTIONS ?= 1
@@ -209,8 +213,10 @@ lock-nbgrader:
 	  | grep -v -i -E '^(pip|wheel)=='; } > requirements-nbgrader.txt
 
 # The class's environment: requirements.txt, nbgrader's pins and jupyterhub's (requirements-hub.txt).
-$(HUB_STAMP): requirements.txt requirements-nbgrader.txt requirements-hub.txt pyproject.toml tools/check_python.py \
-		tools/ipython_kernel_config.py
+$(HUB_INPUTS): FORCE
+	+@$(PYTHON) tools/install_stamp.py $(HUB_INPUTS) $(HUB_INSTALL_INPUTS)
+
+$(HUB_STAMP): $(HUB_INPUTS)
 	@$(PYTHON) tools/check_python.py
 	@test -x $(HUB_PY) || $(PYTHON) -m venv $(HUB_VENV)
 	$(HUB_PY) -m pip install --quiet --disable-pip-version-check -r requirements.txt -r requirements-nbgrader.txt \

@@ -713,7 +713,7 @@ def newer(folder, seconds=100):
     import time
     later = time.time() + seconds
     for path in folder.rglob("*"):
-        if path.is_file() and ".venv" not in path.parts:
+        if path.is_file() and not any(part.startswith(".venv") for part in path.parts):
             os.utime(path, (later, later))
 
 
@@ -745,3 +745,31 @@ def test_a_venv_built_before_the_hash_was_kept_is_adopted_when_its_pins_are_inst
     done, installs = build(checkout, **({} if reinstalled else {"OFFLINE": "1"}))
     assert done.returncode == 0, done.stdout + done.stderr
     assert bool(installs) == reinstalled
+
+
+def test_the_class_environment_is_rebuilt_by_its_pins_contents_too(checkout):
+    """.venv-hub (make hub, make test-hub, make test-nbgrader) follows the same rule as .venv: newer files with
+    the same pins reinstall nothing; a change to nbgrader's or the hub's pins reinstalls."""
+    for name in ("requirements-nbgrader.txt", "requirements-hub.txt"):
+        (checkout / name).write_text("six==1.17.0\n")
+    python = checkout / ".venv-hub" / "bin" / "python"
+    python.parent.mkdir(parents=True)
+    python.write_text(FAKE_PYTHON)
+    python.chmod(0o755)
+
+    def build_hub(**env):
+        done = subprocess.run(["make", "-s", ".venv-hub/.installed", f"PYTHON={sys.executable}"], cwd=checkout,
+                              capture_output=True, text=True, timeout=120, env={**__import__("os").environ, **env})
+        log = checkout / "pip.log"
+        installs = log.read_text().splitlines() if log.exists() else []
+        log.unlink(missing_ok=True)
+        return done, installs
+
+    done, installs = build_hub()
+    assert done.returncode == 0 and any("requirements-hub.txt" in line for line in installs), done.stderr
+    newer(checkout)
+    done, installs = build_hub(OFFLINE="1")
+    assert done.returncode == 0 and installs == [], done.stdout + done.stderr
+    (checkout / "requirements-hub.txt").write_text("six==1.17.0\njupyterhub==5.4.3\n")
+    done, installs = build_hub()
+    assert done.returncode == 0 and installs, done.stdout + done.stderr

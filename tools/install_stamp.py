@@ -7,9 +7,10 @@ every time: it writes the hash of the inputs' contents to .venv/.inputs only whe
 that is merely newer, as after unpacking a newer zip of the course over the old one, leaves .venv/.inputs as it
 was and reinstalls nothing (pip would need the network); a change of requirements.txt does reinstall.
 
-A .venv built before this file existed has a stamp and no .venv/.inputs: if every pin of requirements.txt is
-installed at its version there, the hash is written with the stamp's own time (nothing to reinstall);
-otherwise it is written now, and make reinstalls.
+The same serves .venv-hub (.venv-hub/.inputs, from requirements.txt, requirements-nbgrader.txt and
+requirements-hub.txt). An environment built before this file existed has a stamp and no .inputs: if every pin
+of its requirements files is installed at its version there, the hash is written with the stamp's own time
+(nothing to reinstall); otherwise it is written now, and make reinstalls.
 
 Standard library only; it runs with the Python that would build .venv.
 """
@@ -51,9 +52,12 @@ def installed(venv: Path) -> dict[str, str]:
     return found
 
 
-def pins_installed(requirements: Path, venv: Path) -> bool:
+def pins_installed(requirements: list[Path], venv: Path) -> bool:
+    """Whether every pin of every requirements file is installed in `venv` at its version."""
     have = installed(venv)
-    pins = read_pins(requirements) if requirements.is_file() else {}
+    pins = {}
+    for path in requirements:
+        pins.update(read_pins(path) if path.is_file() else {})
     return bool(pins) and all(have.get(key) == version for key, (_, version) in pins.items())
 
 
@@ -69,8 +73,8 @@ def update(target: Path, inputs: list[Path], stamp: Path | None = None) -> str:
         return "same"
     target.parent.mkdir(parents=True, exist_ok=True)
     target.write_text(new + "\n")
-    requirements = next((p for p in inputs if p.name == "requirements.txt"), None)
-    if old is None and stamp is not None and stamp.is_file() and requirements is not None \
+    requirements = [p for p in inputs if p.name.startswith("requirements") and p.suffix == ".txt"]
+    if old is None and stamp is not None and stamp.is_file() and requirements \
             and pins_installed(requirements, target.parent):
         before = stamp.stat().st_mtime - 1
         os.utime(target, (before, before))

@@ -755,7 +755,9 @@ def _detector_slip(w, b):
         c = -w1
         if abs(b - c) <= 1e-9 * c:
             return ("the signs of w and b all flipped",
-                    "Your unit fires exactly where it should stay silent. Multiply w and b by -1.")
+                    "Your unit fires where x1 - x2 < 1, where it should stay silent, and stays silent where "
+                    "x1 - x2 > 1, where it should fire (on the line x1 - x2 = 1 both give 0). Multiply w and b "
+                    "by -1.")
         return ("w points the wrong way",
                 "Your pattern fires when x2 is the larger one; the unit should fire when x1 exceeds x2 by "
                 "enough. Flip the signs of w, then set b again.")

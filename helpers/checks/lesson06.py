@@ -642,9 +642,10 @@ def _top_cases():
         _top_case("a 3 -> 6 -> 3 FFN, top 1", rng,
                   [1.0, 0.5, -0.5], [0.5, 1.2, -2.0, 0.7, 0.2, 1.0], [1.0, 0.5, 3.0, 1.4, 2.0, 0.8], 1),
         # Lengths measured another way rank these values differently: the Euclidean norm gives units 2, 0;
-        # the sum of absolute values (L1) 2, 1; the largest coordinate (max norm) 0, 3.
+        # the sum of absolute values (L1) 2, 1; the largest coordinate (max norm) 0, 3. No two activations tie,
+        # so a ranking by a_j alone is the same however it breaks ties (np.argsort(a)[::-1] or argsort(-a)).
         _shaped_case("a 3 -> 6 -> 3 FFN whose values differ in shape (one along an axis, others spread), top 2",
-                     np.random.default_rng(18), [0.7, -0.2, 0.4], [1.0, 1.0, 0.9, 1.1, -0.6, 0.5],
+                     np.random.default_rng(18), [0.7, -0.2, 0.4], [1.0, 0.95, 0.9, 1.1, -0.6, 0.5],
                      [[1.9, 0.0, 0.0], [1.0, -1.0, 1.0], [1.4, 1.4, 1.1], [0.0, 1.6, 0.3], [2.0, 2.0, 2.0],
                       [0.4, -0.3, 0.2]], 2),
     ]

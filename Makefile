@@ -82,7 +82,7 @@ help:
 	@echo "                for a class list); prints the URL, the accounts and the demo password (docs/hub.md)"
 	@echo "make test-hub   the hub end to end in headless Chromium: release, fetch, submit, autograde, feedback, make grade"
 	@echo "make lock-hub   re-resolve requirements-hub.in into requirements-hub.txt (after make lock-nbgrader)"
-	@echo "Teaching a class: docs/teaching.md (lessons 01-04 as one session, 05-08 as follow-ups), with make slides,"
+	@echo "Teaching a class: docs/teaching.md (lessons 01-04 as one session, 05-09 as follow-ups), with make slides,"
 	@echo "                make grade and make reset"
 
 # Runs every time (under make -n too: the +); rewrites $(INPUTS) only when the inputs' contents changed, and only

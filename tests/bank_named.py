@@ -702,6 +702,19 @@ wrong("numerical_gradient", "multiplied by eps", "precedence: (up - down) / 2 * 
 wrong("numerical_gradient", None, "a step of 1e-4 of its own")(_numerical(step=lambda e: 1e-4, divide=lambda e: 2e-4))
 
 
+@wrong("numerical_gradient", None, "two mistakes combined (not put back exactly, divided by eps)")
+def _numerical_two_slips(f, a, eps):
+    grad = np.zeros(a.shape)
+    for index in np.ndindex(a.shape):
+        a[index] += eps
+        up = f(a)
+        a[index] -= 2 * eps
+        down = f(a)
+        a[index] += eps
+        grad[index] = (up - down) / eps
+    return grad
+
+
 def _gelu_back(slope):
     return lambda z, dh: dh * slope(z)
 

@@ -144,7 +144,7 @@ def _relu_cases():
                  {"z": np.array([0.0, 2.0]), "dh": np.array([0.5, -1.0])}),
             Case("3 tokens x 4 units, three pre-activations exactly 0", {"z": z2, "dh": dh2}),
             Case("every unit off (z <= 0)", {"z": np.array([[-1.0, 0.0, -0.5]]), "dh": np.array([[2.0, -1.0, 3.0]])}),
-            Case("pre-activations a hair either side of 0 (1e-8, -1e-8)",
+            Case("pre-activations a hair either side of 0 (±1e-8, ±1e-12), and two exactly 0",
                  {"z": np.array([[1e-8, -1e-8, 2e-3, -2e-3], [0.0, 1e-12, -1e-12, 0.5]]),
                   "dh": np.array([[1.5, -2.0, 0.5, 1.0], [2.0, -0.5, 1.5, -1.0]])}),
             Case("3 tokens x 4 units of unrounded numbers (no decimal, nor float32, holds them exactly)",
@@ -748,9 +748,11 @@ def check_numerical_gradient(fn) -> bool:
         mistakes,
         compare=lambda got, expected: close(got, expected, rtol=1e-7, atol=1e-9), normalize=_as_float,
         describe=lambda value: fmt(value, 10), hidden=_numerical_hidden,
-        fallback_hint="use the eps you are given, and for each index of a: keep a[index], set it to kept + "
-                      "eps and to kept - eps, evaluate f "
-                      "both times, put kept back, and store (up - down) / (2 * eps).")
+        fallback_hint=("use the eps you are given, and for each index of a evaluate f twice, with that entry "
+                       "moved up by eps and down by eps; then put the entry back exactly as it was.",
+                       "use the eps you are given, and for each index of a: keep a[index], set it to kept + "
+                       "eps and to kept - eps, evaluate f both times, put kept back, and store "
+                       "(up - down) / (2 * eps)."))
 
 
 # --------------------------------------------------------------------------------------------------------

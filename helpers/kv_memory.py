@@ -3,7 +3,7 @@
 Row-vector convention, as in helpers.ffn: column k of W1 is unit k's key w_k, row k of W2 is its value u_k,
 and for one token x of shape (d,)
 
-    FFN(x) = sum_k a_k u_k + b2,   a_k = relu(x . w_k + b1[k]).
+    FFN(x) = sum_k h_k u_k + b2,   h_k = relu(x . w_k + b1[k]).
 
 The memories below store facts (key -> value) with b2 = 0. Keys and values are unit vectors, one per row.
 """
@@ -26,22 +26,22 @@ def _theta(theta: float | None) -> float:
 # The layer as a sum over units
 # --------------------------------------------------------------------------------------------------------
 def ffn_as_sum(x: np.ndarray, W1: np.ndarray, b1: np.ndarray, W2: np.ndarray, b2: np.ndarray) -> np.ndarray:
-    """FFN(x) for one token x (d,), written as the sum over hidden units of a_k u_k, plus b2."""
+    """FFN(x) for one token x (d,), written as the sum over hidden units of h_k u_k, plus b2."""
     y = np.array(b2, dtype=float)                 # (d,)
     for k in range(W1.shape[1]):
-        a_k = relu(x @ W1[:, k] + b1[k])          # how hard unit k fires: one number
-        y += a_k * W2[k]                          # it writes its value u_k, scaled by a_k
+        h_k = relu(x @ W1[:, k] + b1[k])          # how hard unit k fires: one number
+        y += h_k * W2[k]                          # it writes its value u_k, scaled by h_k
     return y
 
 
 def contributions(x: np.ndarray, W1: np.ndarray, b1: np.ndarray, W2: np.ndarray) -> np.ndarray:
-    """What each unit writes for one token x (d,): row k is a_k u_k. Shape (d_ff, d)."""
+    """What each unit writes for one token x (d,): row k is h_k u_k. Shape (d_ff, d)."""
     a = relu(x @ W1 + b1)                         # (d_ff,)
     return a[:, None] * W2                        # (d_ff, d)
 
 
 def top_units(x: np.ndarray, W1: np.ndarray, b1: np.ndarray, W2: np.ndarray, k: int) -> list[int]:
-    """The k units whose contributions a_k u_k have the largest norm for token x, largest first."""
+    """The k units whose contributions h_k u_k have the largest norm for token x, largest first."""
     norms = np.linalg.norm(contributions(x, W1, b1, W2), axis=1)      # (d_ff,)
     return [int(i) for i in np.argsort(-norms, kind="stable")[:k]]
 

@@ -2,11 +2,12 @@
 from __future__ import annotations
 
 import matplotlib.pyplot as plt
+from matplotlib.ticker import MaxNLocator
 import numpy as np
 
 
 def plot_activations(A, row_labels, title: str, col_labels=None, ax=None):
-    """Activations a_k (rows: inputs, columns: hidden units) as a grid; white means the unit is silent."""
+    """Activations h_k (rows: inputs, columns: hidden units) as a grid; white means the unit is silent."""
     A = np.asarray(A, dtype=float)
     if ax is None:
         _, ax = plt.subplots(figsize=(min(2 + 0.22 * A.shape[1], 12), 0.9 + 0.4 * A.shape[0]))
@@ -20,12 +21,12 @@ def plot_activations(A, row_labels, title: str, col_labels=None, ax=None):
     ax.set_xlabel("hidden unit k")
     ax.set_ylabel("input")
     ax.set_title(title)
-    plt.colorbar(image, ax=ax, label="activation $a_k$ (white: exactly 0)")
+    plt.colorbar(image, ax=ax, label="activation $h_k$ (white: exactly 0)")
     return ax
 
 
 def plot_contributions(C, title: str, n_show: int = 12):
-    """One token's contributions a_k u_k (rows of C, shape (d_ff, d)), sorted by norm.
+    """One token's contributions h_k u_k (rows of C, shape (d_ff, d)), sorted by norm.
 
     Left: the norm of every unit's contribution, largest first. Right: the n_show largest contributions
     themselves, one row each, coloured by value.
@@ -40,16 +41,17 @@ def plot_contributions(C, title: str, n_show: int = 12):
                  label=f"the other {len(norms) - n_firing} units are silent and write 0")
     left.set_xlim(-1, len(norms))
     left.set_xlabel("units, sorted by the size of what they write")
-    left.set_ylabel(r"$\|a_k u_k\|$")
+    left.set_ylabel(r"$\|h_k u_k\|$")
     left.set_title("size of each unit's contribution")
     left.legend(loc="upper right")
     shown = C[order[:n_show]]
     limit = float(np.abs(shown).max())
     image = right.imshow(shown, cmap="RdBu_r", vmin=-limit, vmax=limit, aspect="auto")
     right.set_yticks(range(len(shown)), [f"unit {k}" for k in order[:n_show]])
+    right.xaxis.set_major_locator(MaxNLocator(integer=True))   # coordinates are whole numbers
     right.set_xlabel("output coordinate")
     right.set_ylabel("unit (largest contribution first)")
-    right.set_title(f"the {n_show} largest contributions $a_k u_k$")
+    right.set_title(f"the {n_show} largest contributions $h_k u_k$")
     plt.colorbar(image, ax=right, label="value (red positive, blue negative, white 0)")
     fig.suptitle(title)
     fig.tight_layout()

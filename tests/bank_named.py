@@ -501,10 +501,10 @@ def _top(score):
 
 right("top_units", "norm")(_top(lambda a, W2: np.linalg.norm(a[:, None] * W2, axis=1)))
 right("top_units", "a times ||u||")(_top(lambda a, W2: a * np.sqrt((W2 ** 2).sum(axis=1))))
-wrong("top_units", "ranked by the activation a_j alone", "partial answer")(_top(lambda a, W2: a))
+wrong("top_units", "ranked by the activation h_j alone", "partial answer")(_top(lambda a, W2: a))
 
 
-@wrong("top_units", "ranked by the activation a_j alone", "argsort reversed with [::-1] (ties broken the other way)")
+@wrong("top_units", "ranked by the activation h_j alone", "argsort reversed with [::-1] (ties broken the other way)")
 def _top_by_activation_reversed(x, W1, b1, W2, k):
     a = np.maximum(x @ W1 + b1, 0)
     return list(np.argsort(a)[::-1][:k])
@@ -519,7 +519,7 @@ wrong("top_units", "ranked by the length of the value", "partial answer")(
     _top(lambda a, W2: np.linalg.norm(W2, axis=1)))
 wrong("top_units", "(L1)", "another norm")(_top(lambda a, W2: np.abs(a[:, None] * W2).sum(axis=1)))
 wrong("top_units", "max norm", "another norm")(_top(lambda a, W2: np.abs(a[:, None] * W2).max(axis=1)))
-wrong("top_units", "sum of a_j u_j's coordinates", "classic slip")(_top(lambda a, W2: (a[:, None] * W2).sum(axis=1)))
+wrong("top_units", "sum of h_j u_j's coordinates", "classic slip")(_top(lambda a, W2: (a[:, None] * W2).sum(axis=1)))
 wrong("top_units", "smallest first", "sort order")(
     lambda x, W1, b1, W2, k: _top(lambda a, W2: np.linalg.norm(a[:, None] * W2, axis=1))(x, W1, b1, W2, k)[::-1])
 wrong("top_units", "counting units from 1", "off by one")(

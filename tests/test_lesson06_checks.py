@@ -337,7 +337,7 @@ def test_a_whole_product_after_stripping_the_watch_is_seen_in_the_source(fn, sho
     ok, out = verdict(check_ffn_as_sum, fn, capsys)
     assert not ok, out
     assert f"gives the right numbers by multiplying W2 as a whole matrix ({shown}: a copy such as np.asarray(W2) " \
-           "is still all of W2); the exercise asks for the sum over units: multiply each unit's a_k by its row of " \
+           "is still all of W2); the exercise asks for the sum over units: multiply each unit's h_k by its row of " \
            "W2, W2[k], and add the terms" in out, out
     assert "Likely mistake: W2 multiplied as a whole (h @ W2)" in out
 
@@ -402,7 +402,7 @@ def sum_skipping_small_units(x, W1, b1, W2, b2):
 
 def test_skipping_units_that_barely_fire_is_wrong(capsys):
     ok, out = verdict(check_ffn_as_sum, sum_skipping_small_units, capsys)
-    assert not ok and "✘ a 5 -> 7 -> 5 FFN with unrounded weights, one unit barely firing (a = 2e-6)" in out, out
+    assert not ok and "✘ a 5 -> 7 -> 5 FFN with unrounded weights, one unit barely firing (h = 2e-6)" in out, out
     assert "✔ a 5 -> 7 -> 5 FFN with unrounded weights, one unit barely firing" in verdict(
         check_ffn_as_sum, sum_loop, capsys)[1]
 
@@ -641,7 +641,7 @@ def test_more_slips_are_named(check, fn, diagnosis, capsys):
 
 def test_top_units_by_the_contributions_reference_is_refused(capsys):
     """kv.contributions is introduced after Exercise 2 as one of "the references" (with kv.top_units): it
-    computes the terms a_j u_j that the exercise asks for."""
+    computes the terms h_j u_j that the exercise asks for."""
     def top_units(x, W1, b1, W2, k):
         sizes = np.linalg.norm(kv.contributions(x, W1, b1, W2), axis=1)
         return [int(j) for j in np.argsort(-sizes)[:k]]
@@ -734,10 +734,10 @@ def top_from_one(x, W1, b1, W2, k):
 @pytest.mark.parametrize("fn, diagnosis", [
     (top_ascending, "sorted ascending"),
     (top_smallest_first, "the right units, listed smallest first"),
-    (top_by_activation, "ranked by the activation a_j alone"),
+    (top_by_activation, "ranked by the activation h_j alone"),
     (top_by_value_length, "ranked by the length of the value"),
     (top_by_pre_activation, "ranked by the size of the pre-activation"),
-    (top_by_signed_sum, "ranked by the sum of a_j u_j's coordinates"),
+    (top_by_signed_sum, "ranked by the sum of h_j u_j's coordinates"),
     (top_rows_of_W1, "keys read from the rows of W1"),
     (top_columns_of_W2, "values read from the columns of W2"),
     (top_norm_axis0, "norm taken over the wrong axis"),
@@ -796,7 +796,7 @@ def test_the_right_units_in_another_order_are_named(capsys):
         return units
     ok, out = verdict(check_top_units, shuffled, capsys)
     assert not ok and "returned the right units in another order" in out, out
-    assert "unit 4 comes before unit 1, though ||a_j u_j|| is 2.25 for unit 1 and 1.8 for unit 4" in out, out
+    assert "unit 4 comes before unit 1, though ||h_j u_j|| is 2.25 for unit 1 and 1.8 for unit 4" in out, out
     ok, out = verdict(check_top_units, top_argpartition, capsys)
     assert ok or "another order" in out or "smallest first" in out, out
 
@@ -932,7 +932,7 @@ RIGHT_STORES = [store_stack, store_concatenate, store_in_front, store_lists, sto
 
 
 @pytest.mark.parametrize("fn, words", [
-    (store_scale_the_value, "the new unit fires with a = 0.5 on its own key, not 1"),
+    (store_scale_the_value, "the new unit fires with h = 0.5 on its own key, not 1"),
     (store_with_reference, "calls the course's own `helpers.kv_memory.store_fact`"),
     (store_with_build_memory, "calls the course's own `helpers.kv_memory.build_memory`, which builds the "
                               "units for you: the exercise is to work out the new unit yourself"),
@@ -1010,10 +1010,10 @@ def store_frozen_default(W1, b1, W2, key, value, theta=kv.THETA):
 @pytest.mark.parametrize("fn, diagnosis, symptom", [
     (store_swapped, "key and value swapped", "for the new key"),
     (store_no_threshold, "no threshold: the new unit's bias is 0",
-     "the new unit fires for old key 0 too (a = 0.276), so its threshold is too low"),
+     "the new unit fires for old key 0 too (h = 0.276), so its threshold is too low"),
     (store_scaled_no_threshold, "the column scaled, but no threshold (bias 0)", "for the new key"),
     (store_wrong_sign, "the threshold with the wrong sign", "for the new key"),
-    (store_unscaled, "the unit not rescaled: on its own key it fires with a = 1 - THETA",
+    (store_unscaled, "the unit not rescaled: on its own key it fires with h = 1 - THETA",
      "(0.5 times the value: the new unit's activation"),
     (store_bias_unscaled, "the bias not scaled like the column", "for the new key"),
     (store_column_unscaled, "the column not scaled like the bias", "(no unit fires for it)"),

@@ -36,7 +36,7 @@ def _f(a):
 # --------------------------------------------------------------------------------------------------------
 # Exercise 1: ffn_as_sum(x, W1, b1, W2, b2), the FFN as an explicit sum over hidden units
 # --------------------------------------------------------------------------------------------------------
-# The exercise asks for the sum of the terms a_k u_k, not the matrix product h @ W2 that hides it. The check
+# The exercise asks for the sum of the terms h_k u_k, not the matrix product h @ W2 that hides it. The check
 # hands the learner's function W2 as a _ProductWatch: the same numbers, and a record of every matrix product
 # that W2 takes part in as a whole. A product that keeps one row per unit (np.diag(a) @ W2, einsum "k,kj->kj")
 # still builds the terms; one that sums over the units (h @ W2, np.dot(h, W2), einsum "k,kj->j") does not.
@@ -277,13 +277,13 @@ def _sum_with(x, W1, b1, W2, b2, key=lambda W1, k: W1[:, k], value=lambda W2, k:
     y = np.zeros(len(x))
     units = range(len(b1)) if n_units is None else n_units(x, W1)
     for k in (range(units) if isinstance(units, int) else units):
-        a_k = act(float(key(W1, k) @ x), b1[k])
-        y = y + a_k * value(W2, k) + (b2 if bias_per_unit else 0.0)
+        h_k = act(float(key(W1, k) @ x), b1[k])
+        y = y + h_k * value(W2, k) + (b2 if bias_per_unit else 0.0)
     return out(y + (b2 if use_b2 and not bias_per_unit else 0.0))
 
 
 _WHOLE_PRODUCT_FIX = ("The numbers are right, but the exercise asks for the sum the product hides: add the "
-                      "terms a_k * W2[k] one unit at a time (a loop), or build them as the rows of a (d_ff, d) "
+                      "terms h_k * W2[k] one unit at a time (a loop), or build them as the rows of a (d_ff, d) "
                       "array and sum those rows.")
 
 _SUM_MISTAKES = [
@@ -307,11 +307,11 @@ _SUM_MISTAKES = [
             "b2 belongs outside the sum: start from y = b2.copy() (or add it after the loop), not inside it.",
             lambda x, W1, b1, W2, b2: _sum_with(x, W1, b1, W2, b2, bias_per_unit=True)),
     Mistake("ReLU not applied, so units that do not fire write their value with a negative weight",
-            "a_k = relu(x . w_k + b1[k]): a unit whose pre-activation is negative has a_k = 0 and writes nothing.",
+            "h_k = relu(x . w_k + b1[k]): a unit whose pre-activation is negative has h_k = 0 and writes nothing.",
             lambda x, W1, b1, W2, b2: _sum_with(x, W1, b1, W2, b2, act=lambda z, b: z + b)),
     Mistake("b1 left out", "The pre-activation is x . w_k + b1[k]: add unit k's bias before the ReLU.",
             lambda x, W1, b1, W2, b2: _sum_with(x, W1, b1, W2, b2, act=lambda z, b: relu(z))),
-    Mistake("b1 added after the ReLU", "Add b1[k] before the ReLU: a_k = relu(x . w_k + b1[k]).",
+    Mistake("b1 added after the ReLU", "Add b1[k] before the ReLU: h_k = relu(x . w_k + b1[k]).",
             lambda x, W1, b1, W2, b2: _sum_with(x, W1, b1, W2, b2, act=lambda z, b: relu(z) + b)),
     Mistake("ReLU applied to the output as well",
             "The ReLU acts on each unit's pre-activation only; the output stays signed.",
@@ -326,7 +326,7 @@ _SUM_MISTAKES = [
             "ReLU keeps a positive pre-activation and turns a negative one into 0; abs turns it positive.",
             lambda x, W1, b1, W2, b2: _sum_with(x, W1, b1, W2, b2, act=lambda z, b: abs(z + b))),
     Mistake("a leaky ReLU (slope 0.01): units below zero still write a small negative multiple of their value",
-            "This FFN's activation is ReLU, max(0, z): a unit whose pre-activation is negative has a_k = 0 "
+            "This FFN's activation is ReLU, max(0, z): a unit whose pre-activation is negative has h_k = 0 "
             "exactly and writes nothing (a leaky ReLU keeps a small slope there).",
             lambda x, W1, b1, W2, b2: _sum_with(x, W1, b1, W2, b2,
                                                 act=lambda z, b: z + b if z + b > 0 else 0.01 * (z + b))),
@@ -370,9 +370,9 @@ def _sum_cases():
     ]
 
 
-def _barely_firing(rng, name="a 5 -> 7 -> 5 FFN with unrounded weights, one unit barely firing (a = 2e-6)",
+def _barely_firing(rng, name="a 5 -> 7 -> 5 FFN with unrounded weights, one unit barely firing (h = 2e-6)",
                    d=5, d_ff=7, unit=2):
-    """Unrounded weights, and one unit set to fire with a = 2e-6: an answer that skips small a shows here."""
+    """Unrounded weights, and one unit set to fire with h = 2e-6: an answer that skips small a shows here."""
     x, W1, b1 = rng.normal(size=d), rng.normal(size=(d, d_ff)), rng.normal(size=d_ff)
     b1[unit] = 2e-6 - x @ W1[:, unit]
     return Case(name, {"x": x, "W1": W1, "b1": b1, "W2": rng.normal(size=(d_ff, d)), "b2": rng.normal(size=d)})
@@ -404,7 +404,7 @@ def _sum_hidden():
     return [Case("hidden: a random FFN with unrounded weights (d from 3 to 7, d_ff from d + 2 to 2d + 2), units "
                  "past index d writing and some unit silent", args),
             _barely_firing(rng, "hidden: a random FFN with unrounded weights (d from 3 to 7, d_ff from d + 1 to "
-                                "10), one unit barely firing (a = 2e-6)", d2, d_ff2, int(rng.integers(0, d_ff2)))]
+                                "10), one unit barely firing (h = 2e-6)", d2, d_ff2, int(rng.integers(0, d_ff2)))]
 
 
 def _rounded_to(value, expected) -> int | None:
@@ -431,10 +431,10 @@ def _sum_problem(value, case, rule_broken=False, in_source=()):
             where = (f" (`{in_source[0]}`: a copy such as np.asarray(W2) is still all of W2)" if in_source
                      else " (h @ W2, np.dot or an einsum over k)")
             return (f"gives the right numbers by multiplying W2 as a whole matrix{where}; the exercise asks for "
-                    "the sum over units: multiply each unit's a_k by its row of W2, W2[k], and add the terms")
+                    "the sum over units: multiply each unit's h_k by its row of W2, W2[k], and add the terms")
         return problem
     hints = {d_ff: "That is one number per hidden unit (the activations?); the output has d numbers, "
-                   "the sum of the vectors a_k u_k plus b2."} if d_ff != d else {}
+                   "the sum of the vectors h_k u_k plus b2."} if d_ff != d else {}
     problem = vector_problem(value, d, hints)
     if problem is None:
         n = _rounded_to(value, _reference_sum(*(_f(v) for v in case.args.values())))
@@ -501,12 +501,12 @@ def _in_place(names: list[str]) -> Mistake:
     listed = ", ".join(f"`{name}`" for name in names)
     return Mistake(f"the input {listed} changed in place",
                    "The numbers are right, but the caller's arrays must stay as they were: compute into new "
-                   "arrays (a_k * W2[k] is a new array; W2[k] *= a_k changes W2 itself).", changes)
+                   "arrays (h_k * W2[k] is a new array; W2[k] *= h_k changes W2 itself).", changes)
 
 
 @grader
 def check_ffn_as_sum(fn) -> bool:
-    """Grade `ffn_as_sum(x, W1, b1, W2, b2)`: FFN(x) for one token, as the sum of a_k u_k over units, + b2,
+    """Grade `ffn_as_sum(x, W1, b1, W2, b2)`: FFN(x) for one token, as the sum of h_k u_k over units, + b2,
     without multiplying W2 as a whole."""
     if not callable(fn):
         return not_a_function("ffn_as_sum", fn)
@@ -524,7 +524,7 @@ def check_ffn_as_sum(fn) -> bool:
         lambda value, case: _sum_problem(value, case, rule_broken, in_source), mistakes,
         normalize=_sum_values, hidden=_sum_hidden,
         compare=close_float64,
-        fallback_hint="print your a_k for the first failing case beside relu(x @ W1 + b1) computed in one "
+        fallback_hint="print your h_k for the first failing case beside relu(x @ W1 + b1) computed in one "
                       "line; then check which slice of W2 each unit writes and that b2 is added exactly once.")
 
 
@@ -554,41 +554,41 @@ _TOP_MISTAKES = [
             "Sort the sizes from largest to smallest: np.argsort(-sizes), or sorted(..., reverse=True).",
             lambda x, W1, b1, W2, k: _rank(_sizes(x, W1, b1, W2), k, True)),
     Mistake("the right units, listed smallest first",
-            "Return them largest first: the first index should be the unit whose a_j u_j is longest.",
+            "Return them largest first: the first index should be the unit whose h_j u_j is longest.",
             _smallest_first),
-    Mistake("ranked by the activation a_j alone",
+    Mistake("ranked by the activation h_j alone",
             "A unit that fires hard can still write a short vector. Rank by the size of what it writes, "
-            "||a_j u_j|| = a_j ||u_j||, with u_j = W2[j].",
+            "||h_j u_j|| = h_j ||u_j||, with u_j = W2[j].",
             lambda x, W1, b1, W2, k: _rank(_acts(x, W1, b1), k)),
     Mistake("ranked by the length of the value ||u_j|| alone, ignoring how hard each unit fires",
-            "Scale each value by its activation: the contribution is a_j u_j, and a silent unit writes nothing.",
+            "Scale each value by its activation: the contribution is h_j u_j, and a silent unit writes nothing.",
             lambda x, W1, b1, W2, k: _rank(np.linalg.norm(_f(W2), axis=1), k)),
     Mistake("ranked by the size of the pre-activation |x . w_j + b1_j|, before the ReLU",
             "A unit with a large negative pre-activation is silenced by the ReLU and writes nothing: "
-            "apply the ReLU first, a_j = relu(x . w_j + b1_j).",
+            "apply the ReLU first, h_j = relu(x . w_j + b1_j).",
             lambda x, W1, b1, W2, k: _rank(np.abs(_f(x) @ _f(W1) + _f(b1)), k)),
-    Mistake("ranked by the sum of a_j u_j's coordinates instead of its length",
+    Mistake("ranked by the sum of h_j u_j's coordinates instead of its length",
             "Coordinates of both signs cancel in a sum, so a long vector can sum to almost 0. The size of a "
             "vector is its length, np.linalg.norm(..., axis=1).",
             lambda x, W1, b1, W2, k: _rank((_acts(x, W1, b1)[:, None] * _f(W2)).sum(axis=1), k)),
     Mistake("keys read from the rows of W1",
-            "With x @ W1, unit j's key is column j of W1 (W1 has shape (d, d_ff)): a = relu(x @ W1 + b1).",
+            "With x @ W1, unit j's key is column j of W1 (W1 has shape (d, d_ff)): h = relu(x @ W1 + b1).",
             lambda x, W1, b1, W2, k: _rank(np.linalg.norm(relu(_f(W1) @ _f(x) + _f(b1))[:, None] * _f(W2),
                                                            axis=1), k)),
     Mistake("values read from the columns of W2",
-            "Unit j's value is row j of W2 (W2 has shape (d_ff, d)), so its contribution is a[j] * W2[j].",
+            "Unit j's value is row j of W2 (W2 has shape (d_ff, d)), so its contribution is h[j] * W2[j].",
             lambda x, W1, b1, W2, k: _rank(np.linalg.norm(_acts(x, W1, b1)[None, :] * _f(W2), axis=0), k)),
     Mistake("norm taken over the wrong axis (axis=0): one length per output coordinate, not one per unit",
-            "The contributions a_j u_j are the rows of a[:, None] * W2, shape (d_ff, d): take each row's length "
+            "The contributions h_j u_j are the rows of h[:, None] * W2, shape (d_ff, d): take each row's length "
             "with np.linalg.norm(..., axis=1). axis=0 gives d numbers, so the indices ranked were coordinates.",
             lambda x, W1, b1, W2, k: _rank(np.linalg.norm(_acts(x, W1, b1)[:, None] * _f(W2), axis=0), k)),
     Mistake("the length measured with the sum of absolute values (L1), not the Euclidean norm",
-            "The length of a_j u_j is its Euclidean norm, the square root of the sum of its squared "
+            "The length of h_j u_j is its Euclidean norm, the square root of the sum of its squared "
             "coordinates: np.linalg.norm(..., axis=1) with its default ord. The sum of absolute values "
             "(ord=1) ranks a vector spread over many coordinates above a longer one that points along few.",
             lambda x, W1, b1, W2, k: _rank(np.abs(_acts(x, W1, b1)[:, None] * _f(W2)).sum(axis=1), k)),
     Mistake("the length measured with the largest coordinate (the max norm), not the Euclidean norm",
-            "The length of a_j u_j is its Euclidean norm, the square root of the sum of its squared "
+            "The length of h_j u_j is its Euclidean norm, the square root of the sum of its squared "
             "coordinates: np.linalg.norm(..., axis=1) with its default ord. The largest coordinate "
             "(ord=np.inf, or np.abs(...).max) ignores every other coordinate.",
             lambda x, W1, b1, W2, k: _rank(np.abs(_acts(x, W1, b1)[:, None] * _f(W2)).max(axis=1), k)),
@@ -598,12 +598,12 @@ _TOP_MISTAKES = [
             "np.argsort(-sizes)[0] is the largest contribution itself: take the first k positions, [:k]; "
             "[1:k + 1] drops the top unit and adds the (k + 1)-th.",
             lambda x, W1, b1, W2, k: _rank(_sizes(x, W1, b1, W2), k + 1)[1:]),
-    Mistake("ranked by |x . w_j + b1_j| * ||u_j||: the pre-activation's size, before the ReLU, not a_j",
+    Mistake("ranked by |x . w_j + b1_j| * ||u_j||: the pre-activation's size, before the ReLU, not h_j",
             "A unit with a large negative pre-activation is silenced by the ReLU and writes nothing, however "
-            "long its value: scale ||u_j|| by the activation a_j = relu(x . w_j + b1_j), not by |z_j|.",
+            "long its value: scale ||u_j|| by the activation h_j = relu(x . w_j + b1_j), not by |z_j|.",
             lambda x, W1, b1, W2, k: _rank(np.abs(_f(x) @ _f(W1) + _f(b1)) * np.linalg.norm(_f(W2), axis=1), k)),
     Mistake("b1 left out of the activations",
-            "a_j = relu(x @ W1[:, j] + b1[j]): each unit's bias moves its threshold, and so which units fire "
+            "h_j = relu(x @ W1[:, j] + b1[j]): each unit's bias moves its threshold, and so which units fire "
             "and how hard.",
             lambda x, W1, b1, W2, k: _rank(np.linalg.norm(relu(_f(x) @ _f(W1))[:, None] * _f(W2), axis=1), k)),
 ]
@@ -611,7 +611,7 @@ _TOP_MISTAKES = [
 
 def _top_case(name, rng, x, z, value_lengths, k):
     """A case with chosen pre-activations z = x @ W1 + b1 and chosen value lengths ||u_j||, so that ranking
-    by the contribution, by a_j, by ||u_j|| and by |z_j| all give different units."""
+    by the contribution, by h_j, by ||u_j|| and by |z_j| all give different units."""
     x, z, value_lengths = _f(x), _f(z), _f(value_lengths)
     W1 = np.round(rng.normal(size=(len(x), len(z))), 2)                       # (d, d_ff)
     directions = rng.normal(size=(len(z), len(x)))
@@ -643,7 +643,7 @@ def _top_cases():
                   [1.0, 0.5, -0.5], [0.5, 1.2, -2.0, 0.7, 0.2, 1.0], [1.0, 0.5, 3.0, 1.4, 2.0, 0.8], 1),
         # Lengths measured another way rank these values differently: the Euclidean norm gives units 2, 0;
         # the sum of absolute values (L1) 2, 1; the largest coordinate (max norm) 0, 3. No two activations tie,
-        # so a ranking by a_j alone is the same however it breaks ties (np.argsort(a)[::-1] or argsort(-a)).
+        # so a ranking by h_j alone is the same however it breaks ties (np.argsort(a)[::-1] or argsort(-a)).
         _shaped_case("a 3 -> 6 -> 3 FFN whose values differ in shape (one along an axis, others spread), top 2",
                      np.random.default_rng(18), [0.7, -0.2, 0.4], [1.0, 0.95, 0.9, 1.1, -0.6, 0.5],
                      [[1.9, 0.0, 0.0], [1.0, -1.0, 1.0], [1.4, 1.4, 1.1], [0.0, 1.6, 0.3], [2.0, 2.0, 2.0],
@@ -654,7 +654,7 @@ def _top_cases():
 def _top_traps(case) -> bool:
     """What the hidden case must show, whatever its draw: more units fire than k; the k + 1 longest
     contributions are clear of each other (no near-tie for a right answer to break another way); ranking by
-    a_j, by ||u_j|| or by |z_j| picks other units; and the L1 length picks the same units in another order than
+    h_j, by ||u_j|| or by |z_j| picks other units; and the L1 length picks the same units in another order than
     largest or smallest first (so that a list sorted by the wrong length is told which pair is out of order)."""
     x, W1, b1, W2, k = (case.args[n] for n in ("x", "W1", "b1", "W2", "k"))
     z = x @ W1 + b1
@@ -729,7 +729,7 @@ def _units_problem(value, case):
         sizes = _sizes(*args)
         before, after = next((i, j) for i, j in zip(got, got[1:]) if sizes[j] > sizes[i])
         return Observed(f"returned the right units in another order, {fmt(got)}: unit {before} comes before unit "
-                f"{after}, though ||a_j u_j|| is {sizes[after]:.3g} for unit {after} and {sizes[before]:.3g} "
+                f"{after}, though ||h_j u_j|| is {sizes[after]:.3g} for unit {after} and {sizes[before]:.3g} "
                 f"for unit {before}. List them by that Euclidean length, largest first (if you sorted, check "
                 "the key you sorted by; np.argpartition and sets keep no order)")
     return None
@@ -737,13 +737,13 @@ def _units_problem(value, case):
 
 @grader
 def check_top_units(fn) -> bool:
-    """Grade `top_units(x, W1, b1, W2, k)`: the k units with the largest ||a_j u_j||, largest first, as ints."""
+    """Grade `top_units(x, W1, b1, W2, k)`: the k units with the largest ||h_j u_j||, largest first, as ints."""
     return check_function(
         "top_units", fn, _top_cases(), _reference_top, _units_problem, _TOP_MISTAKES,
         compare=lambda got, expected: list(got) == list(expected),
         normalize=lambda v: [int(e) for e in (v.tolist() if isinstance(v, np.ndarray) else v)],
         hidden=_top_hidden,
-        fallback_hint="print one size per unit, ||a_j u_j||, for the first failing case, and check that your "
+        fallback_hint="print one size per unit, ||h_j u_j||, for the first failing case, and check that your "
                       "indices point at the largest sizes, largest first.")
 
 
@@ -822,7 +822,7 @@ _STORE_MISTAKES = [
                                                    -kv_memory.THETA * _scale(), _f(key))),
     Mistake("no threshold: the new unit's bias is 0, so it also fires for old keys that point partly its way",
             "Give the unit a negative bias, so that it stays silent up to cosine kv.THETA, and scale its column "
-            "and bias so that it fires with a = 1 on its own key, as build_memory's units do.",
+            "and bias so that it fires with h = 1 on its own key, as build_memory's units do.",
             lambda W1, b1, W2, key, value: _append(W1, b1, W2, _f(key), 0.0, _f(value))),
     Mistake("the column scaled, but no threshold (bias 0)",
             "Without a negative bias the unit fires for every key that points partly its way, and on its own key "
@@ -832,9 +832,9 @@ _STORE_MISTAKES = [
             "The bias must be negative, so that weak matches fall below zero and the ReLU silences them.",
             lambda W1, b1, W2, key, value: _append(W1, b1, W2, _f(key) * _scale(), kv_memory.THETA * _scale(),
                                                    _f(value))),
-    Mistake("the unit not rescaled: on its own key it fires with a = 1 - THETA, so it writes a shortened value",
+    Mistake("the unit not rescaled: on its own key it fires with h = 1 - THETA, so it writes a shortened value",
             "That is the plain unit, column key and bias -THETA. Multiply its column and its bias by the one "
-            "positive number that makes a = 1 on its own key (cosine 1); the zero at cosine THETA stays where "
+            "positive number that makes h = 1 on its own key (cosine 1); the zero at cosine THETA stays where "
             "it is.",
             lambda W1, b1, W2, key, value: _append(W1, b1, W2, _f(key), -kv_memory.THETA, _f(value))),
     Mistake("the bias not scaled like the column",
@@ -849,7 +849,7 @@ _STORE_MISTAKES = [
                                                    _f(value))),
     Mistake("the scale worked out as 1 / THETA, which is right only when THETA = 0.5",
             "At THETA = 0.5 the numbers 1 / THETA and the right scale coincide. Work the scale out at any "
-            "threshold: the unit is a = s * relu(cos - THETA), and it must be 1 where the cosine is 1.",
+            "threshold: the unit is h = s * relu(cos - THETA), and it must be 1 where the cosine is 1.",
             lambda W1, b1, W2, key, value: _append(W1, b1, W2, _f(key) / kv_memory.THETA, -1.0, _f(value))),
     Mistake("the threshold written as 0.5 instead of read from kv.THETA",
             f"Read the threshold from kv.THETA inside your function (theta = kv.THETA): in one case the "
@@ -858,7 +858,7 @@ _STORE_MISTAKES = [
 ]
 
 _STORE_ANSWER = ("the new unit's column is key / (1 - THETA), its bias -THETA / (1 - THETA) and its row of W2 the "
-                 "value, with THETA = kv.THETA read inside your function: then a = relu(cos - THETA) / (1 - THETA), "
+                 "value, with THETA = kv.THETA read inside your function: then h = relu(cos - THETA) / (1 - THETA), "
                  "0 up to the threshold and 1 on the key itself.")
 
 
@@ -1026,7 +1026,7 @@ def check_store_fact(fn, reveal: bool = False) -> bool:
             report.line(f"{label}: {mistake.name}. {mistake.fix}")
         else:
             report.line("Hint: compare what your new unit does with what build_memory's units do: silent up "
-                        "to cosine kv.THETA (read inside your function), a = 1 on its own key.")
+                        "to cosine kv.THETA (read inside your function), h = 1 on its own key.")
         _reveal_store(report, reveal)
     return report.finish(len(stores), len(failures), hidden=hidden, hidden_skipped=not drawn)
 
@@ -1055,15 +1055,15 @@ def _frozen_mistake(names: list[str]) -> Mistake:
 
 
 def _own_key_problem(weights, args) -> str | None:
-    """The text asks for a unit built like build_memory's: one that fires with a = 1 on its own key (and
+    """The text asks for a unit built like build_memory's: one that fires with h = 1 on its own key (and
     writes the value itself). A memory that recalls right with another unit (the value scaled instead) is not."""
     W1, b1 = _f(weights[0]), _f(weights[1])
     key = _f(args["key"]) / np.linalg.norm(_f(args["key"]))        # the memory reads unit-length queries
     a = float(np.max(np.maximum(key @ W1 + b1, 0.0)))                # the new unit, wherever it stands: the
     if abs(a - 1.0) <= 1e-6:                                         # old ones are silent on the new key
         return None
-    return (f"the memory recalls the fact, but the new unit fires with a = {a:.4g} on its own key, not 1: build "
-            "it like build_memory's units (a = 1 on its key), so that it writes the value itself, unscaled")
+    return (f"the memory recalls the fact, but the new unit fires with h = {a:.4g} on its own key, not 1: build "
+            "it like build_memory's units (h = 1 on its key), so that it writes the value itself, unscaled")
 
 
 def _reveal_store(report: Report, reveal: bool) -> None:
@@ -1111,7 +1111,7 @@ def _recall_problem(weights, args, queries, recalled, answers):
             return message + "; some of the old units were changed: keep them exactly as they were"
         W1, b1, _ = (np.asarray(v, dtype=float) for v in weights)
         a = float(relu(queries[j] @ W1[:, k] + b1[k]))
-        return message + f": the new unit fires for old key {j} too (a = {a:.3g}), so its threshold is too low"
+        return message + f": the new unit fires for old key {j} too (h = {a:.3g}), so its threshold is too low"
     return None
 
 

@@ -12,7 +12,7 @@ QUIZ = Quiz("06", [
                    "comes from the second matrix."),
             Option("Row k of `W2`",
                    "Right: h @ W2 is a weighted sum of the rows of W2, and row k is scaled by unit k's "
-                   "activation a_k.", correct=True),
+                   "activation h_k.", correct=True),
             Option("Column k of `W2`",
                    "That is where the value sits in the `W @ x` convention, where W2 is `(d, d_ff)`. Here W2 is "
                    "`(d_ff, d)` and column k has d_ff numbers, not d."),
@@ -20,15 +20,15 @@ QUIZ = Quiz("06", [
                    "Row k of W1 has d_ff numbers, one per unit: it belongs to input coordinate k, not to unit k.")]),
     Numeric("threshold-activation",
             "A unit of section 3's memory has threshold THETA = 0.5: it is silent up to cosine 0.5 with its key, "
-            "fires with a = 1 on the key itself, and grows in proportion between. A query of length 1 has "
+            "fires with h = 1 on the key itself, and grows in proportion between. A query of length 1 has "
             "cosine 0.75 with the unit's key. What is the unit's activation a?",
             (COS - THETA) / (1 - THETA), tolerance=1e-3,
-            why="a grows in proportion from 0 at cosine 0.5 to 1 at cosine 1, so at 0.75, halfway, a = 0.5: "
+            why="h grows in proportion from 0 at cosine 0.5 to 1 at cosine 1, so at 0.75, halfway, h = 0.5: "
                 "(0.75 - 0.5) / (1 - 0.5).",
             wrong={COS: "That is the cosine itself: the bias subtracts the threshold before the ReLU.",
                    COS - THETA: "That is cos - THETA, the plain unit's activation: the memory's units are rescaled "
-                                "so that they fire with a = 1 on their own key.",
-                   1.0: "A ReLU unit does not saturate: a = 1 only on the key itself (cosine 1); at cosine 0.75 "
+                                "so that they fire with h = 1 on their own key.",
+                   1.0: "A ReLU unit does not saturate: h = 1 only on the key itself (cosine 1); at cosine 0.75 "
                         "it fires halfway.",
                    0.0: "0.75 is above the threshold 0.5, so the unit fires.",
                    (COS - THETA) / COS: "That divides by the cosine. The unit's scale is set so that it reaches 1 "
@@ -36,21 +36,21 @@ QUIZ = Quiz("06", [
                    COS / THETA: "That is the cosine divided by the threshold: the threshold is subtracted first "
                                 "(the bias), and the unit is silent at cosine 0.5, not at 0.",
                    100 * (COS - THETA) / (1 - THETA): "That is a percentage. The activation is a plain number: "
-                                                     "a = 1 on the key itself."},
+                                                     "h = 1 on the key itself."},
             slips=[Slip("A ReLU unit's activation is never negative: below the threshold it is exactly 0.",
                         test=lambda v: v < 0, shown="a negative number")],
             low="Too small: the cosine is above the threshold, and a grows from 0 at THETA to 1 at cosine 1.",
             high="Too large: a reaches 1 only on the key itself, at cosine 1."),
     Choice("largest-activation",
-           "Unit 3 has the largest activation a_j of all units for some token. Is it the unit that writes the most "
+           "Unit 3 has the largest activation h_j of all units for some token. Is it the unit that writes the most "
            "to that token's output?",
-           [Option("Yes: the unit with the largest activation a_j always writes the longest vector to the output",
-                   "What a unit writes is a_j u_j, whose length is a_j times the length of its value u_j. A unit "
+           [Option("Yes: the unit with the largest activation h_j always writes the longest vector to the output",
+                   "What a unit writes is h_j u_j, whose length is h_j times the length of its value u_j. A unit "
                    "with a short value can fire hard and still write little."),
-            Option("Not necessarily: the length of a_j u_j also depends on the length of its value",
-                   "Right: ||a_j u_j|| = a_j ||u_j||, so rank by that product (Exercise 2).", correct=True),
-            Option("No: a silent unit (a_j = 0) can write more to the output than any unit that fires",
-                   "A silent unit has a_j = 0 and writes exactly nothing, whatever its value.")]),
+            Option("Not necessarily: the length of h_j u_j also depends on the length of its value",
+                   "Right: ||h_j u_j|| = h_j ||u_j||, so rank by that product (Exercise 2).", correct=True),
+            Option("No: a silent unit (h_j = 0) can write more to the output than any unit that fires",
+                   "A silent unit has h_j = 0 and writes exactly nothing, whatever its value.")]),
     Choice("working-picture",
            "What does this lesson's memory show about a trained language model's FFN?",
            [Option("That each fact a trained language model knows sits in exactly one hidden unit of one FFN, "

@@ -745,7 +745,7 @@ for values, label, style in [
     (([3, -2], [3, 0], [3, -3]), "the mask inverted", "classic slip"),
     (([3, -2], [0, -2], [2, -2]), "W1 not transposed in dx", "transpose"),
     (([3, -2], [0, -2], [-1, -5]), "dx taken from dh", "classic slip"),
-    (([0.5, -1], [0, -1], [-1, 1]), "section 2's numbers copied", "table of another case"),
+    (([0.5, -1], [0, -1], [-1, 1]), "the worked example's numbers copied", "table of another case"),
     (([3, -2], [0, -2], [-4.000004, -2]), "a typo or a tiny offset", "near-miss"),
     (([-1, -4], [0, -4], [8, 4]), None, "two mistakes combined (W2 untransposed, then dx's sign)"),
     (([-1, -4], [0, -4], [4, -4]), None, "two transposes (dh and dx)"),

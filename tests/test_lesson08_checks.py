@@ -901,7 +901,7 @@ WRONG_BY_HAND = [
     (([3, -2], [0, -2], [2, -2]), "W1 not transposed in dx"),
     (([3, -2], [0, -2], [-4, 2]), "W2 used in place of W1"),
     (([3, -2], [0, -2], [-1, -5]), "dx taken from dh, before the mask"),
-    (([0.5, -1], [0, -1], [-1, 1]), "section 2's numbers copied"),
+    (([0.5, -1], [0, -1], [-1, 1]), "the worked example's numbers copied"),
     (([3, -2], [0, -2], [-4.000004, -2]), "a typo or a tiny offset in dx"),
 ]
 

@@ -923,7 +923,7 @@ def _hand_dz(dh):
 _HAND = {"dh": _HAND_DY @ HAND_W2.T}
 _HAND["dz"] = _hand_dz(_HAND["dh"])
 _HAND["dx"] = _HAND["dz"] @ HAND_W1.T
-# Section 2's worked example (lesson 01's trace, target [-0.5, 3]): numbers a learner might copy.
+# The worked example in Going further (lesson 01's trace, target [-0.5, 3]): numbers a learner might copy.
 _WORKED = {"dh": np.array([0.5, -1.0]), "dz": np.array([0.0, -1.0]), "dx": np.array([-1.0, 1.0])}
 _HAND_PARTS = (("dh", "dh = dy W2^T", (2,)), ("dz", "dz = dh * relu'(z)", (2,)), ("dx", "dx = dz W1^T", (2,)))
 _HAND_FALLBACK = {
@@ -1033,8 +1033,8 @@ def check_backward_by_hand(fn, reveal: bool = False) -> bool:
         slip = next(((name, fix) for name, fix, wrong in _hand_slips(part, base)
                      if name in (common if len(own) > 1 else explains[own.index(part)])), None)
         if copied:
-            report.line("Likely mistake: section 2's numbers copied. Those are lesson 01's token with the target "
-                        "[-0.5, 3]; this exercise has its own token, weights and target.")
+            report.line("Likely mistake: the worked example's numbers copied. Those are lesson 01's token with the "
+                        "target [-0.5, 3]; this exercise has its own token, weights and target.")
         elif typo:
             report.line(f"Likely mistake: a typo or a tiny offset in {part}. It is within 1e-5 of the right "
                         "numbers but not equal to them; every number here is a whole number: write them exactly.")

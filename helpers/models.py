@@ -14,6 +14,12 @@ GPT2_SMALL = {
     "context": 1024,   # maximum sequence length T
     "activation": "GELU (tanh approximation)",
 }
+GPT2_MEDIUM = {
+    "d": 1024,         # d_model of GPT-2 medium (the 345M model of Radford et al. 2019, Table 2: 24 layers)
+    "d_ff": 4096,      # 4 * d: OpenAI's src/model.py builds every block's FFN as mlp(..., nx*4)
+    "n_layers": 24,
+    "n_heads": 16,     # n_head in its Hugging Face config.json
+}
 GPT3 = {
     "d": 12288,        # d_model of GPT-3 175B (Brown et al. 2020, Table 2.1)
     "d_ff": 49152,     # 4 * d

@@ -25,8 +25,9 @@ def plot_speedup(widths: Sequence[int], t_python: Sequence[float], t_numpy: Sequ
 
 def plot_parameters(names: Sequence[str], attention: Sequence[int], ffn: Sequence[int],
                     attention_label: str = "attention, 4 projections (4d²)", ffn_label: str = "FFN, W1 + W2 (8d²)"):
-    """Per-block parameters of attention's projections and the FFN: absolute (log scale) and as shares of the
-    two (a block with one attention and one FFN, as in GPT-2; embeddings and cross-attention are not counted).
+    """Per-block weights of attention's projections and the FFN (the matrices: the biases, embeddings and
+    cross-attention are not counted): absolute (log scale) and as shares of the two (a block with one attention
+    and one FFN, as in GPT-2).
     In the shares the FFN's bar stands on the axis, so the dashed line at 2/3 marks the top of a two-thirds
     share."""
     fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4))
@@ -35,8 +36,8 @@ def plot_parameters(names: Sequence[str], attention: Sequence[int], ffn: Sequenc
     left.bar(where + 0.2, ffn, 0.4, label=ffn_label, color="tab:orange", hatch="//", edgecolor="white")
     left.set_yscale("log")
     left.set_xticks(where, names)
-    left.set_ylabel("parameters per block (log scale)")
-    left.set_title("Parameters per block")
+    left.set_ylabel("weights per block (log scale)")
+    left.set_title("Weights per block (biases left out)")
     left.legend(fontsize=8)
     share = np.asarray(ffn, float) / (np.asarray(ffn, float) + np.asarray(attention, float))
     right.bar(where, share, 0.5, label="FFN", color="tab:orange", hatch="//", edgecolor="white")
@@ -47,8 +48,8 @@ def plot_parameters(names: Sequence[str], attention: Sequence[int], ffn: Sequenc
     right.axhline(2 / 3, color="0.2", ls="--", lw=1.2, label="two thirds")
     right.set_xticks(where, names)
     right.set_ylim(0, 1.22)
-    right.set_ylabel("share of one attention + one FFN")
-    right.set_title("In a block with one attention and one FFN,\nthe FFN holds two thirds at every size")
+    right.set_ylabel("share of the weights of one attention + one FFN")
+    right.set_title("In a block with one attention and one FFN,\nthe FFN holds two thirds of the weights at every size")
     right.legend(loc="upper center", ncol=3, fontsize=8)
     fig.tight_layout()
     return fig

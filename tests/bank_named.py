@@ -284,6 +284,8 @@ wrong("count_ffn_params", "only one weight matrix counted", "classic slip")(
     lambda d, d_ff, bias=True: d * d_ff + ((d + d_ff) if bias else 0))
 wrong("count_ffn_params", "d_ff assumed to be 4 * d", "a default the text mentions")(
     lambda d, d_ff, bias=True: 8 * d * d + (5 * d if bias else 0))
+wrong("count_ffn_params", "d_ff assumed to be 4 * d", "the argument overwritten by the rule of thumb")(
+    lambda d, d_ff, bias=True: (lambda d_ff: 2 * d * d_ff + ((d + d_ff) if bias else 0))(4 * d))
 wrong("count_ffn_params", "bias=True and bias=False swapped", "swapped branch")(
     lambda d, d_ff, bias=True: 2 * d * d_ff + (0 if bias else d + d_ff))
 wrong("count_ffn_params", "both biases given the hidden width", "classic slip")(

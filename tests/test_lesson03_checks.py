@@ -394,6 +394,23 @@ def test_count_cases_are_not_too_kind():
     assert "Transformer base, 512 -> 2048, with biases" in labels            # Vaswani et al. eq. 2: b1 and b2
 
 
+def test_count_d_ff_taken_as_4d_fails_the_cases_that_say_another_width():
+    """An answer that hard-codes d_ff = 4d fails the case labelled with another width for the same d, some case
+    with biases and some without, and every hidden case (their widths are never 4d)."""
+    four_d = next(m for m in lesson03._COUNT_MISTAKES if m.name == "d_ff assumed to be 4 * d").fn
+    cases = lesson03._count_cases()
+    failing = [c for c in cases if four_d(**c.args) != lesson03._reference_count(**c.args)]
+    another = [c for c in cases if "another width" in c.name]
+    assert another and all(c in failing for c in another), [c.name for c in another]
+    assert {c.args.get("bias", True) for c in failing} == {True, False}
+    for c in cases:
+        if "another width" in c.name or "not 4d" in c.name:
+            assert c.args["d_ff"] != 4 * c.args["d"], c.name
+    for secret in (None,) + SECRETS:
+        for case in drawn(lesson03._count_hidden, secret):
+            assert four_d(**case.args) != lesson03._reference_count(**case.args), (secret, case.name)
+
+
 def test_count_probe_prints_nothing_of_its_own(capsys):
     def prints_and_returns(d, d_ff, bias=True):
         print("counting", d)

@@ -228,6 +228,10 @@ def test_plots_have_titles_and_labelled_axes():
         assert axis.get_title() and axis.get_ylabel()
     assert ax.get_xlabel() and ax_cost.get_xlabel()
     assert [t.get_text() for t in fig.axes[1].get_xticklabels()] == ["a", "b"]   # categories name the bars
+    # The lesson plots W1 + W2 against the four projections, weights only: no label says "parameters".
+    labels = [text for axis in fig.axes for text in (axis.get_title(), axis.get_ylabel())]
+    assert fig.axes[0].get_title() == "Weights per block (biases left out)", labels
+    assert all("weights" in text.lower() and "parameters" not in text.lower() for text in labels), labels
     shares = [t.get_text() for t in fig.axes[1].get_legend().get_texts()]
     assert shares == ["two thirds", "FFN", "attention"]                               # the dashed line too
     # The FFN's bar stands on the axis, so the dashed line at 2/3 is where a two-thirds share ends.

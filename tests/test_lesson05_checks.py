@@ -220,6 +220,16 @@ def test_residual_collapse_tells_the_two_crashing_mistakes_apart(capsys):
     assert "Likely mistake: the product in the wrong order, W2 W1" in out and "size d_ff" not in out
 
 
+def test_residual_collapse_shows_each_cases_shape_error(capsys):
+    """The identity of size d_ff crashes on every non-square case with its own shapes: each line shows them,
+    never "the same as above, with its own numbers", which reads oddly of an error (a trial learner's report)."""
+    assert not check_residual_collapse(lambda W1, W2: np.eye(W1.shape[1]) + W1 @ W2)
+    out = capsys.readouterr().out
+    failed = [line for line in out.splitlines() if line.startswith("  \u2718")]
+    assert len(failed) == 4 and all("could not be broadcast together with shapes" in line for line in failed), out
+    assert len({line.split("shapes", 1)[1] for line in failed}) == 4 and "the same as above" not in out, out
+
+
 @pytest.mark.parametrize("fn, message", [
     (lambda W1, W2: np.eye(len(W2)) + W2 @ W1, "That is the shape of W2 @ W1"),
     (lambda W1, W2: (np.eye(len(W1)), W1 @ W2), "return the one matrix"),

@@ -6,7 +6,7 @@ import pytest
 from hidden_under_secrets import SECRETS, assert_hidden_cases_are_drawn_from_the_secret, drawn
 
 from helpers.block import layer_norm
-from helpers.checks import check_moe_forward, check_residual_block, check_route
+from helpers.checks import _verdict, check_moe_forward, check_residual_block, check_route
 from helpers.checks import lesson07 as L
 from helpers.ffn import moe_ffn
 
@@ -994,6 +994,18 @@ def test_block_fallback_hint_is_not_the_answer(capsys):
         return x + ffn(layer_norm(x)) + 0.5
     result, out = grade(check_residual_block, odd, capsys)
     assert not result and "Hint:" in out and "return x +" not in out, out
+
+
+@pytest.mark.parametrize("mistake", [m for m in L._BLOCK_MISTAKES if m.later], ids=lambda m: m.name[:40])
+def test_block_line_comes_only_when_the_same_mistake_is_found_again(mistake, capsys, monkeypatch):
+    """A first failure names the mistake and what to change in words; the block's line, x + ffn(layer_norm(x)),
+    shows only when the check finds the same mistake again (a trial learner was handed it at once)."""
+    monkeypatch.setattr(_verdict, "_FAILED_ATTEMPTS", {})
+    result, first = grade(check_residual_block, mistake.fn, capsys)
+    assert not result and mistake.name in first
+    assert "ffn(layer_norm(x))" not in first.replace("`", "") and "it shows the line to write" in first, first
+    result, second = grade(check_residual_block, mistake.fn, capsys)
+    assert "ffn(layer_norm(x))" in second, second
 
 
 def test_block_in_place_addition_is_caught(capsys):

@@ -91,6 +91,7 @@ PARAPHRASED = {
     "ffn_chunked": ["range(0, T, chunk)", "y[s:s + chunk] = ffn(x[s:s + chunk]"],
     "swiglu_ffn": ["silu(x @ W_gate) * (x @ W_up)", "silu(x @ W_gate)"],
     "swiglu_hidden": ["math.ceil(h / m)", "-(-h // m)", "math.ceil(h / multiple_of)"],
+    "residual_block": ["x + ffn(layer_norm(x))", "ffn(layer_norm(x))"],     # the solution names h = layer_norm(x)
 }
 
 

@@ -5,12 +5,13 @@ import math
 
 import pytest
 
-from helpers.models import GPT2_SMALL, LLAMA_7B
+from helpers.models import GPT2_MEDIUM, GPT2_SMALL, LLAMA_7B
 from helpers.params import ffn_params
 from helpers.quiz import Numeric, Slip, decimals, lesson_quiz
 from helpers.quizzes import LESSONS
 
 D, D_FF = GPT2_SMALL["d"], GPT2_SMALL["d_ff"]
+MED, MED_FF = GPT2_MEDIUM["d"], GPT2_MEDIUM["d_ff"]
 LLAMA_TWO_THIRDS = 2 * 4 * LLAMA_7B["d"] / 3
 TOP2 = math.exp(2) / (math.exp(2) + 1)
 
@@ -36,16 +37,23 @@ SLIPS = [
     ("02", "row-start", 3 * 16 - 1, "last index of row 2"),
     ("02", "row-start", 5 * 16, "where row 5 starts"),
     ("02", "row-start", 48.5, "whole number"),
-    ("03", "gpt2-ffn", ffn_params(D, D_FF) - D, "leaves out one bias, b2"),                 # 4,721,664
-    ("03", "gpt2-ffn", 12 * ffn_params(D, D_FF), "all twelve blocks"),                      # 56,669,184
-    ("03", "gpt2-ffn", 4.72, "in millions"),
-    ("03", "gpt2-ffn", "4,722,000", "rounded"),
-    ("03", "gpt2-ffn", 4 * ffn_params(D, D_FF), "bytes"),
+    ("03", "gpt2-medium-ffn", ffn_params(MED, MED_FF) - MED, "leaves out one bias, b2"),         # 8,392,704
+    ("03", "gpt2-medium-ffn", ffn_params(MED, MED_FF) - MED_FF, "leaves out one bias, b1"),      # 8,389,632
+    ("03", "gpt2-medium-ffn", 2 * MED * MED_FF, "both biases are left out"),                     # 8,388,608
+    ("03", "gpt2-medium-ffn", 24 * ffn_params(MED, MED_FF), "all the model's blocks"),           # 201,449,472
+    ("03", "gpt2-medium-ffn", 2 * MED * MED + 2 * MED, "takes d_ff as d"),                       # 2,099,200
+    ("03", "gpt2-medium-ffn", ffn_params(D, D_FF), "GPT-2 small's FFN"),                         # 4,722,432
+    ("03", "gpt2-medium-ffn", 8.39, "in millions"),
+    ("03", "gpt2-medium-ffn", "8,394,000", "rounded"),
+    ("03", "gpt2-medium-ffn", 4 * ffn_params(MED, MED_FF), "bytes"),
     ("04", "llama-width", f"{LLAMA_TWO_THIRDS:.2f}", "round up to a multiple of 256"),      # 10,922.67
     ("04", "llama-width", int(LLAMA_TWO_THIRDS), "truncated, the first step"),
     ("04", "llama-width", 11_000, "not a multiple of 256"),
     ("04", "llama-width", 11 * 1024, "multiple of 1,024"),
-    ("05", "narrowest", 8 * 8, "entries"),
+    ("05", "narrowest", 16 * 10, "entries"),
+    ("05", "narrowest", 10, "its smaller side"),
+    ("05", "narrowest", 2, "section 5's stack"),
+    ("05", "narrowest", 4, "counts the weight matrices"),
     ("05", "narrowest", 2.5, "whole number"),
     ("05", "narrowest", 0, "zero matrix"),
     ("06", "threshold-activation", 0.25 / 0.75, "divides by the cosine"),

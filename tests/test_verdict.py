@@ -185,6 +185,43 @@ def test_a_message_repeated_with_other_numbers_collapses(capsys):
     assert out.count("single number") == 1 and out.count("the same as above, with its own numbers") == 2
 
 
+def test_an_error_repeated_word_for_word_collapses_but_one_with_other_numbers_is_shown(capsys):
+    """"As above" only of a message of the same kind: the same error, word for word. An error whose numbers
+    differ (the shapes that did not broadcast) is another error, shown whole."""
+    cases = [Case(f"case {n}", {"x": [float(n)] * n}) for n in range(2, 5)]
+
+    def same_error(x):
+        raise ValueError("no good")
+
+    def own_shapes(x):
+        raise ValueError(f"operands could not be broadcast together with shapes ({len(x)},) (1, 5)")
+    check_function("double", same_error, cases, reference, lambda v, c: vector_problem(v, len(c.args["x"])))
+    out = capsys.readouterr().out
+    assert out.count("raised ValueError") == 1 and out.count("the same as above") == 2, out
+    assert "with its own numbers" not in out
+    check_function("double", own_shapes, cases, reference, lambda v, c: vector_problem(v, len(c.args["x"])))
+    out = capsys.readouterr().out
+    assert all(f"shapes ({n},) (1, 5)" in out for n in range(2, 5)) and "the same as above" not in out, out
+
+
+def test_messages_that_differ_in_a_name_or_in_kind_do_not_collapse(capsys):
+    """The digits of a name are words, not numbers: a problem with W1 is not "the same" as one with W2. A
+    problem with the result after an error is another kind of message."""
+    cases = [Case(f"case {n}", {"x": [1.0, float(n)]}) for n in range(1, 4)]
+    said = iter(["the result W1 is off", "the result W2 is off", "the result W2 is off"])
+    check_function("double", lambda x: "nope", cases, reference, lambda v, c: next(said))
+    out = capsys.readouterr().out
+    assert "W1 is off" in out and "W2 is off" in out and out.count("the same as above") == 1, out
+
+    def sometimes(x):
+        if x[1] == 1.0:
+            raise ValueError("bad input 1")
+        return "nope"
+    check_function("double", sometimes, cases, reference, lambda v, c: "your function raised ValueError: bad input 2")
+    out = capsys.readouterr().out
+    assert "the same as above" not in out.split("case 2", 1)[1].splitlines()[0], out
+
+
 def test_expected_and_got_is_short_and_always_shown(capsys):
     cases = [Case(f"case {n}", {"x": [float(n), 1.0]}) for n in range(1, 4)]
     check_function("double", lambda x: [3 * v for v in x], cases, reference, lambda v, c: vector_problem(v, 2))

@@ -735,20 +735,24 @@ def _check_function(title, fn, cases, reference, validate, mistakes, compare, no
     # exists, so a hint about the computation would send the learner the wrong way. So would one after right
     # numbers refused for how they were made (a dtype, a loop over the tokens, the chunks taken), or after an
     # input changed in place: the case's own message says what to change, and the generic hint stays out.
-    last_message = None
+    last_message, last_kind = None, None
     for j in judged:
         if j.message is None:
             report.passed(j.case.name)
             last_message = None      # "as above" refers to the line just above, never across a pass
             continue
         # The same words failure after failure (numbers aside) only bury the verdict; a plain "expected
-        # ..., got ..." is short, and its numbers are the news, so it is always shown.
-        if (last_message is not None and _gist(j.message) == _gist(last_message)
-                and not j.message.startswith("expected ")):
+        # ..., got ..." is short, and its numbers are the news, so it is always shown. "As above" is said only of
+        # a message of the same kind (an error raised after an error, a problem with the result after one) and
+        # with the same words; an error whose numbers differ (the shapes that did not broadcast, an index) is
+        # another error, so it is shown whole.
+        if (last_message is not None and j.kind == last_kind and _shown_as_above(j.message, last_message)
+                and not j.message.startswith("expected ")
+                and (j.message == last_message or j.kind != "raised")):
             shown = "the same as above" if j.message == last_message else "the same as above, with its own numbers"
         else:
             shown = j.message
-        last_message = j.message
+        last_message, last_kind = j.message, j.kind
         report.failed(j.case.name, shown)
         if facts is not None and j.kind in ("numbers", "invalid", "mutated") and j.outcome.value is not None:
             for fact in _try(lambda v: list(facts(v, j.case)), j.outcome.value) or []:
@@ -1046,3 +1050,12 @@ def in_place_message(names: Sequence[str], args: dict[str, Any]) -> str:
 def _gist(message: str) -> str:
     """A message with its numbers blanked out, to tell when two messages say the same thing."""
     return re.sub(r"[-+]?(\d+\.?\d*|\.\d+)(e[-+]?\d+)?", "#", message)
+
+
+def _shown_as_above(message: str, above: str) -> bool:
+    """Whether a failure's message may be printed as "the same as above, with its own numbers": the same words
+    with other numbers, where the digits of a name are words (a message about `W1` is not one about `W2`, nor
+    one about float32 one about float64)."""
+    def words(text: str) -> str:
+        return re.sub(r"(?<![\w.])[-+]?(\d+\.?\d*|\.\d+)(e[-+]?\d+)?", "#", text)
+    return words(message) == words(above)

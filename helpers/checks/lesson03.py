@@ -382,8 +382,8 @@ def _count_cases() -> list[Case]:
         Case("a small FFN, 3 -> 5, bias=False", {"d": 3, "d_ff": 5, "bias": False}),
         Case("bias left at its default (True), 6 -> 10", {"d": 6, "d_ff": 10}),
         Case("a narrow hidden layer, 10 -> 7, with biases", {"d": 10, "d_ff": 7, "bias": True}),
-        Case("d = 640 again, with another width, 640 -> 2560, bias=False (the count follows d_ff too)",
-             {"d": 640, "d_ff": 2560, "bias": False}),
+        Case("d = 640 again, with another width, 640 -> 2240 (3.5 d, not 4d), bias=False (the count follows "
+             "d_ff too)", {"d": 640, "d_ff": 2240, "bias": False}),
         Case("a very wide FFN, 8192 -> 131072 (d_ff = 16 d), with biases: 2 * d * d_ff = 2**31, too big for "
              "32-bit integers", {"d": 8192, "d_ff": 131072, "bias": True}),
         # 1,208,119,297: odd and above 2**24, so float32 cannot hold it (its neighbours there are 128 apart).

@@ -9,7 +9,7 @@ import numpy as np
 
 from helpers.block import LN_EPS, layer_norm
 from helpers.checks._core import (Case, Mistake, array_problem, check_function, close, close_float64, fmt,
-                                  hidden_rng, not_a_function)
+                                  hidden_rng, not_a_function, with_tiers)
 from helpers.checks._verdict import grader
 from helpers.ffn import ffn, softmax
 from helpers.moe import make_experts, route
@@ -794,17 +794,20 @@ _BLOCK_MISTAKES = [
             f"np.sqrt(var + {_EPS}). Without eps your block is right on every other case.",
             lambda x, f: x + f(_norm_no_eps(x))),
     Mistake("layer norm applied to the FFN's output instead of its input (x + LN(FFN(x)))",
-            "Normalise what goes into the FFN: x + ffn(layer_norm(x)).",
+            "Normalise what goes into the FFN, not what comes out of it; x itself is added back as it is. "
+            "The block is x + ffn(layer_norm(x)).",
             lambda x, f: x + layer_norm(f(x))),
     Mistake("the norm and the FFN on swapped paths: LN(x) + FFN(x)",
-            "The FFN reads the normalised copy and the residual carries x itself: x + ffn(layer_norm(x)).",
+            "The FFN reads the normalised copy and the residual carries x itself. The block is x + ffn(layer_norm(x)).",
             lambda x, f: layer_norm(x) + f(x)),
     Mistake("the norm applied after the sum, LN(x + FFN(x)) (the original Transformer's post-LN order)",
-            "This block is pre-LN, as in GPT-2, Llama and Mixtral: x + ffn(layer_norm(x)), with x itself "
-            "added back unnormalised.", lambda x, f: layer_norm(x + f(x))),
-    Mistake("the residual is missing (FFN(LN(x)) alone)", "Add x back: return x + ffn(layer_norm(x)).",
+            "This block is pre-LN, as in GPT-2, Llama and Mixtral: only the FFN's input is normalised, and x "
+            "itself is added back unnormalised. The block is x + ffn(layer_norm(x)).", lambda x, f: layer_norm(x + f(x))),
+    Mistake("the residual is missing (FFN(LN(x)) alone)",
+            "Add x itself back onto what the FFN returns. The block is x + ffn(layer_norm(x)).",
             lambda x, f: f(layer_norm(x))),
-    Mistake("the FFN applied to x, not to LN(x)", "The FFN reads the normalised copy: ffn(layer_norm(x)).",
+    Mistake("the FFN applied to x, not to LN(x)",
+            "The FFN reads the normalised copy of x, not x. The call is ffn(layer_norm(x)).",
             lambda x, f: x + f(x)),
     Mistake("the residual adds LN(x) instead of x", "Add the original x, not its normalised copy: "
             "the FFN reads layer_norm(x), and its output is added onto x itself.",
@@ -823,15 +826,16 @@ _BLOCK_MISTAKES = [
     Mistake("layer norm that only subtracts the mean, without dividing by the standard deviation",
             "LN also rescales each token to unit variance: (x - mean) / sqrt(var + eps), the imported "
             "layer_norm.", lambda x, f: x + f(_centred(x))),
-    Mistake("the FFN applied twice (ffn(ffn(LN(x))))", "The block calls the sublayer once: x + ffn(layer_norm(x)).",
+    Mistake("the FFN applied twice (ffn(ffn(LN(x))))",
+            "The block calls the sublayer once, on the normalised copy of x. The block is x + ffn(layer_norm(x)).",
             lambda x, f: x + f(f(layer_norm(x)))),
     Mistake("the FFN's output subtracted from x (x - FFN(LN(x)))",
-            "The residual connection adds the sublayer's output: x + ffn(layer_norm(x)).",
+            "The residual connection adds the sublayer's output to x. The block is x + ffn(layer_norm(x)).",
             lambda x, f: x - f(layer_norm(x))),
     Mistake("x added twice (2 x + FFN(LN(x)))",
-            "The residual adds x once: x + ffn(layer_norm(x)).", lambda x, f: 2 * x + f(layer_norm(x))),
+            "The residual adds x once. The block is x + ffn(layer_norm(x)).", lambda x, f: 2 * x + f(layer_norm(x))),
     Mistake("the FFN's output scaled by 1/2",
-            "The residual adds the sublayer's output as it is: x + ffn(layer_norm(x)).",
+            "The residual adds the sublayer's output as it is, unscaled. The block is x + ffn(layer_norm(x)).",
             lambda x, f: x + 0.5 * f(layer_norm(x))),
     Mistake("layer norm with the sample variance (ddof=1)",
             "LayerNorm divides by the population variance, x.var(axis=-1), which is ddof=0.",
@@ -843,6 +847,9 @@ _BLOCK_MISTAKES = [
             "Subtract each token's mean before dividing by its standard deviation.",
             lambda x, f: x + f(_norm_rms(x))),
 ]
+# Lines of the solution a first failure keeps back (issue 21): the block itself and the FFN's call on the norm.
+_BLOCK_FORMULAS = ["x + ffn(layer_norm(x))", "ffn(layer_norm(x))"]
+_BLOCK_MISTAKES = with_tiers(_BLOCK_MISTAKES, _BLOCK_FORMULAS)
 
 
 def _identity(h):

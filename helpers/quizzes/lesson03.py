@@ -1,13 +1,15 @@
 """Lesson 03's closing questions: position-wise, the parameter count and its share, chunks of tokens."""
-from helpers.models import GPT2_SMALL
+from helpers.models import GPT2_MEDIUM, GPT2_SMALL
 from helpers.params import attention_params, ffn_params
 from helpers.quiz import Choice, Numeric, Option, Quiz, Slip
 
-# Question 2 and its slips, worked out from GPT-2 small's sizes.
-D, D_FF, LAYERS = GPT2_SMALL["d"], GPT2_SMALL["d_ff"], GPT2_SMALL["n_layers"]
-FFN = ffn_params(D, D_FF)                                     # 4,722,432
-WEIGHTS = ffn_params(D, D_FF, bias=False)                     # 4,718,592
+# Question 2 and its slips, worked out from GPT-2 medium's sizes: the lesson printed GPT-2 small's count, so the
+# question asks for one it did not print, by the same reasoning.
+D, D_FF, LAYERS = GPT2_MEDIUM["d"], GPT2_MEDIUM["d_ff"], GPT2_MEDIUM["n_layers"]
+FFN = ffn_params(D, D_FF)                                     # 8,393,728
+WEIGHTS = ffn_params(D, D_FF, bias=False)                     # 8,388,608
 BLOCK = FFN + attention_params(D, bias=True) + 2 * 2 * D      # with two layer norms (a scale and a shift each)
+SMALL = ffn_params(GPT2_SMALL["d"], GPT2_SMALL["d_ff"])       # GPT-2 small's, printed in section 5
 
 QUIZ = Quiz("03", [
     Choice("one-row", "`y = relu(x @ W1 + b1) @ W2 + b2` with `x` of shape `(T, d)`, one token per row. You change "
@@ -26,37 +28,51 @@ QUIZ = Quiz("03", [
                       "Doing all the rows in one call is only faster, not different. Write out entry (t, k) of "
                       "`x @ W1`: which row of x does it read?"),
            ]),
-    Numeric("gpt2-ffn", "How many parameters (weights and biases) does one FFN of GPT-2 small hold, with "
-            "d = 768 and d_ff = 3,072?", FFN,
+    Numeric("gpt2-medium-ffn", "GPT-2 medium is wider than GPT-2 small: d = 1,024 and d_ff = 4,096. How many "
+            "parameters (weights and biases) does one of its FFNs hold?", FFN,
             whole=True,
-            why="W1 and W2 hold 768 x 3,072 weights each, b1 holds 3,072 and b2 768: 4,718,592 + 3,840.",
-            wrong={WEIGHTS: "That is the two matrices alone: the biases b1 (3,072) and b2 (768) are missing.",
-                   WEIGHTS + 2 * D_FF: "That gives both biases d_ff = 3,072 numbers; b2 has one number per output, "
-                                       "d = 768.",
-                   WEIGHTS + 2 * D: "That gives both biases d = 768 numbers; b1 has one number per hidden unit, "
-                                    "3,072.",
-                   FFN - D: "That leaves out one bias, b2 (768 numbers, one per output); b1 is counted.",
-                   FFN - D_FF: "That leaves out one bias, b1 (3,072 numbers, one per hidden unit); b2 is counted.",
-                   D * D_FF + D_FF: "That is W1 and b1 only: the FFN has a second matrix, W2, and its bias b2.",
-                   D_FF * D + D: "That is W2 and b2 only: the FFN has a first matrix, W1, and its bias b1.",
-                   BLOCK: "That is a whole GPT-2 block (attention with biases and two layer norms too), not "
-                          "the FFN alone.",
-                   attention_params(D): "That is attention's four 768 x 768 projections, the other half of the "
+            why="W1 and W2 hold 1,024 x 4,096 weights each, b1 holds 4,096 (one per hidden unit) and b2 1,024 (one "
+                "per output): 8,388,608 + 5,120.",
+            wrong={WEIGHTS: "That is the two matrices alone: both biases are left out. Each layer of the FFN has a "
+                            "bias, one number per output of that layer.",
+                   FFN - D: "That leaves out one bias, b2, the bias of the second layer: it has one number per "
+                            "output coordinate.",
+                   FFN - D_FF: "That leaves out one bias, b1, the bias of the first layer: it has one number per "
+                               "hidden unit.",
+                   WEIGHTS + 2 * D_FF: "That gives both biases the hidden width d_ff; b2 has one number per "
+                                       "output, d.",
+                   WEIGHTS + 2 * D: "That gives both biases the model width d; b1 has one number per hidden "
+                                    "unit, d_ff.",
+                   WEIGHTS + 2 * (D + D_FF): "That counts each bias twice: b1 and b2 are one vector each.",
+                   D * D_FF + D_FF: "That is W1 and b1 only: the FFN has a second layer, W2 and its bias b2.",
+                   D_FF * D + D: "That is W2 and b2 only: the FFN has a first layer, W1 and its bias b1.",
+                   D * D_FF + D_FF + D: "That counts one weight matrix: W1 and W2 each hold d x d_ff weights.",
+                   2 * D * D + 2 * D: "That takes d_ff as d, as if the hidden layer were as wide as the token: "
+                                      "it is d_ff wide, so each matrix is d x d_ff.",
+                   2 * D * D: "That takes d_ff as d and leaves out the biases: each matrix is d x d_ff, and "
+                              "b1 and b2 count too.",
+                   BLOCK: "That is a whole block (attention with biases and two layer norms too), not the FFN "
+                          "alone.",
+                   attention_params(D): "That is attention's four d x d projections, the other half of the "
                                         "block.",
-                   LAYERS * FFN: "That is all twelve blocks' FFNs; the question asks for one FFN.",
-                   LAYERS * WEIGHTS: "That is all twelve blocks' FFNs, and without their biases; the question "
+                   LAYERS * FFN: "That is the FFNs of all the model's blocks (24 of them); the question asks for "
+                                 "one FFN.",
+                   LAYERS * WEIGHTS: "That is the FFNs of all 24 blocks, and without their biases; the question "
                                      "asks for one FFN, weights and biases.",
                    4 * FFN: "That is the FFN's size in bytes at 4 bytes (float32) a parameter; the question counts "
-                            "parameters."},
-            slips=[Slip("That is the count rounded: the question asks for it exactly, every digit.", test=lambda v: abs(v - FFN) < 0.01 * FFN and v % 100 == 0,
-                        shown="the count rounded (4,722,000)"),
+                            "parameters.",
+                   SMALL: "That is GPT-2 small's FFN, the count the lesson printed (d = 768); this question is "
+                          "about GPT-2 medium, with d = 1,024 and d_ff = 4,096."},
+            slips=[Slip("That is the count rounded: the question asks for it exactly, every digit.",
+                        test=lambda v: abs(v - FFN) < 0.01 * FFN and v % 100 == 0,
+                        shown="the count rounded (to hundreds or more)"),
                    Slip("That looks like the count in millions: the question asks for the exact number of "
                         "parameters, all its digits.", test=lambda v: 0 < v < 100 and v != round(v),
-                        shown="a number in millions (4.7)"),
+                        shown="a number in millions"),
                    Slip("A count of parameters is a whole number.", test=lambda v: v != round(v),
                         shown="a number that is not whole")],
-            low="Too small: count both matrices, 768 x 3,072 each, and both biases, one number per hidden unit "
-                "for b1 and one per output for b2.",
+            low="Too small: count both matrices, d x d_ff each, and both biases, one number per hidden unit for "
+                "b1 and one per output for b2.",
             high="Too large: one FFN is W1, b1, W2 and b2 of one block, nothing else."),
     Choice("share", "GPT-2 small has about 124M parameters. About what share of them sit in its 12 FFNs?", [
         Option("About two thirds",

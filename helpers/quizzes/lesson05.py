@@ -1,23 +1,40 @@
 """Lesson 05, why the nonlinearity: check your understanding."""
 from helpers.quiz import Choice, Numeric, Option, Quiz, Slip
 
+# Question 1 and its slips, worked out from the widths: a stack of another shape than section 5's 8 -> 32 -> 2 ->
+# 32 -> 8, with its narrowest layer inside and an output narrower than its input.
+WIDTHS = [16, 64, 6, 48, 10]
+D_IN, D_OUT = WIDTHS[0], WIDTHS[-1]
+N_MATRICES = len(WIDTHS) - 1
+WIDTHS_SHOWN = " -> ".join(str(w) for w in WIDTHS)
+SECTION_5 = [8, 32, 2, 32, 8]                     # the lesson's stack, whose rank it printed
+
 QUIZ = Quiz("05", [
     Numeric(
         "narrowest",
-        "Five layers without an activation have widths 8 -> 32 -> 2 -> 32 -> 8 (random weights). Collapsed into "
-        "one 8 x 8 matrix, what is that matrix's rank?",
-        2,
+        f"Without an activation, {N_MATRICES} random weight matrices take a token through the widths "
+        f"{WIDTHS_SHOWN}. Collapsed into one {D_IN} x {D_OUT} matrix, what is that matrix's rank?",
+        min(WIDTHS),
         whole=True,
-        why="A product has at most the rank of its narrowest factor: every token is squeezed through the 2-wide "
-            "layer, whatever the wider layers do (the lesson printed rank 2).",
+        why="A product has at most the rank of its narrowest factor: every token is squeezed through the "
+            f"{min(WIDTHS)}-wide layer, whatever the wider layers do, and random weights narrow it no further.",
         wrong={
-            8: "8 is the matrix's size, not its rank. The rank counts the independent directions its outputs can "
-               "take, and every token passes through all five layers on the way: which of them leaves it the "
-               "fewest directions?",
-            32: "The widest layer does not set the rank; the narrowest does. A product cannot have more rank than "
-                "any of its factors.",
-            8 * 8: "That counts the matrix's entries, 8 x 8. Its rank counts independent directions, at most 8 "
-                   "for an 8 x 8 matrix, and fewer when a narrow layer squeezes every token.",
+            min(D_IN, D_OUT): f"{min(D_IN, D_OUT)} is the most any {D_IN} x {D_OUT} matrix can have, its smaller "
+                              "side. But every token passes through all the layers on the way: does one of them "
+                              "leave it fewer directions?",
+            D_IN: f"{D_IN} is the input width, and a {D_IN} x {D_OUT} matrix cannot even reach it: its rank is at "
+                  f"most its smaller side. Then look for the layer that squeezes the tokens most.",
+            max(WIDTHS): "The widest layer does not set the rank; the narrowest does. A product cannot have more "
+                         "rank than any of its factors.",
+            D_IN * D_OUT: f"That counts the matrix's entries, {D_IN} x {D_OUT}. Its rank counts independent "
+                          "directions, at most its smaller side, and fewer when a narrow layer squeezes every "
+                          "token.",
+            N_MATRICES: "That counts the weight matrices. The rank counts the independent directions their "
+                        "product's outputs can take: which layer leaves a token the fewest?",
+            len(WIDTHS): "That counts the widths listed. The rank counts the independent directions the "
+                         "collapsed map's outputs can take: which layer leaves a token the fewest?",
+            min(SECTION_5): "That is the rank of section 5's stack, " + " -> ".join(str(w) for w in SECTION_5)
+                            + ", read off its narrowest layer. Apply the same rule to this stack's widths.",
             0: "Rank 0 is the zero matrix alone, which maps every token to 0. Random weights are not zero, and "
                "their product is not either.",
         },

@@ -313,3 +313,28 @@ def test_rank_one_update_not_scaled_holds_the_denominator_to_a_second_failure(ca
 def test_rank_one_update_first_failures_show_no_line_of_the_solution(mistake):
     for formula in L._UPDATE_FORMULAS:
         assert formula.replace(" ", "") not in mistake.fix.replace(" ", ""), (mistake.name, mistake.fix)
+
+
+@pytest.mark.parametrize("name", ["centred after multiplying by the gain", "divided by the gain instead of multiplied",
+                                  "the gain lnf_g left out", "the mean of the whole W2 subtracted, not the value's own"])
+def test_value_logits_holds_the_centred_value_to_the_same_mistake_again(name, capsys, monkeypatch):
+    """The first failure says in words what to change (centre first, then scale by the gain); the expression,
+    (v - v.mean()) * lnf_g or W2[unit] - W2[unit].mean(), shows when the check finds the same mistake again, and
+    not after a different mistake."""
+    from helpers.checks import _verdict
+    monkeypatch.setattr(_verdict, "_FAILED_ATTEMPTS", {})
+    mistake = next(m for m in L._VALUE_MISTAKES if m.name == name)
+    expression = mistake.later.split(" is ")[-1].rstrip(".")
+    other = next(m for m in L._VALUE_MISTAKES if m.name == "the value not centred (its mean not subtracted)")
+    grade(check_value_logits, other.fn, capsys)                 # a different mistake first
+    first = grade(check_value_logits, mistake.fn, capsys)[1]
+    assert f"Likely mistake: {name}" in first and expression not in first, first
+    assert "If the check finds this again, it shows the line to write." in first, first
+    second = grade(check_value_logits, mistake.fn, capsys)[1]
+    assert expression in second, second
+
+
+def test_value_logits_first_fix_says_centre_first_then_scale():
+    mistake = next(m for m in L._VALUE_MISTAKES if m.name == "centred after multiplying by the gain")
+    assert mistake.fix.startswith("Centre first, then scale by the gain"), mistake.fix
+    assert "lnf_g" in mistake.later and ".mean()" not in mistake.fix and "*" not in mistake.fix, mistake.fix

@@ -206,6 +206,6 @@ def value_change(model: lm.Model, prompts: list[str], layer: int, word: str) -> 
 
 
 def corpus_covariance(model: lm.Model, layer: int, ridge: float = 1e-3) -> np.ndarray:
-    """C = E[h h^T] (d_ff, d_ff) of the layer's activations over the corpus (lm.covariance), plus ridge times its
-    mean diagonal on the diagonal so that it inverts, as lm.edit_fact does."""
+    """C = E[h^T h] (d_ff, d_ff), h a row, of the layer's activations over the corpus (lm.covariance), plus ridge
+    times its mean diagonal on the diagonal so that it inverts, as lm.edit_fact does."""
     return lm.covariance(model, layer, ridge=ridge)

@@ -338,3 +338,22 @@ def test_value_logits_first_fix_says_centre_first_then_scale():
     mistake = next(m for m in L._VALUE_MISTAKES if m.name == "centred after multiplying by the gain")
     assert mistake.fix.startswith("Centre first, then scale by the gain"), mistake.fix
     assert "lnf_g" in mistake.later and ".mean()" not in mistake.fix and "*" not in mistake.fix, mistake.fix
+
+
+def test_c_is_written_in_the_row_convention_everywhere():
+    """h is a row (1, d_ff), so ROME's C is E[h^T h] (d_ff, d_ff); E[h h^T] would be a number. Lesson 09, its
+    helpers, its checks and its notes say it one way."""
+    from pathlib import Path
+    root = Path(__file__).resolve().parent.parent
+    files = ["solutions/09_trained_memory.ipynb", "notebooks/09_trained_memory.ipynb", "helpers/lm.py",
+             "helpers/lm_lesson.py", "helpers/checks/lesson09.py", "docs/lm_notes.md", "docs/teaching.md"]
+    for name in files:
+        text = (root / name).read_text().replace("\\\\", "\\")
+        for column in ("E[h h^T]", "E[h h^\\top]", "E[hh^T]", "(C^-1 k) delta^T", "k^T C^-1 k"):
+            assert column not in text, (name, column)
+    assert "C = E[h^T h]" in (root / "helpers/lm.py").read_text()
+    from helpers import lm
+    model = L._trained()
+    h = model.hidden(lm.corpus_windows(4, 0, model.config["n_ctx"]), 1).h.reshape(-1, model.config["d_ff"])
+    C = lm.covariance(model, 1, n_windows=4)
+    assert np.allclose(C, np.mean([np.outer(row, row) for row in h.astype(float)], axis=0))   # h^T h, h a row

@@ -357,3 +357,24 @@ def test_c_is_written_in_the_row_convention_everywhere():
     h = model.hidden(lm.corpus_windows(4, 0, model.config["n_ctx"]), 1).h.reshape(-1, model.config["d_ff"])
     C = lm.covariance(model, 1, n_windows=4)
     assert np.allclose(C, np.mean([np.outer(row, row) for row in h.astype(float)], axis=0))   # h^T h, h a row
+
+
+def test_where_an_edit_takes_as_the_lesson_says():
+    """Sections 3 and 4 and the recap: in layer 1 an edit takes only with its key at the last token (at the subject's
+    token nothing moves); an edit of layer 0 can take, at the last token, but turns more other facts wrong than
+    layer 1's; at layer 0's subject token the edit to Tokyo does not take."""
+    from helpers import lm, lm_lesson
+    model = L._trained()
+    before = lm_lesson.predictions(model)
+    france = [i for i, (_, _, fact) in enumerate(lm_lesson.fact_prompts()) if fact[:2] == ("France", "capital")]
+    others = lambda split, fact: fact[:2] != ("France", "capital")              # noqa: E731
+
+    def edit(word, layer, position):
+        after = lm_lesson.predictions(lm.edit_fact(model, "France", "capital", word, layer=layer, position=position))
+        return sum(after[i] == word for i in france[:8]), lm_lesson.changed(before, after, others)["right to wrong"]
+
+    assert lm_lesson.predictions(lm.edit_fact(model, "France", "capital", "Rome", 1, "subject")) == before
+    took, lost = edit("Rome", 1, "last")
+    took0, lost0 = edit("Rome", 0, "last")
+    assert took == took0 == 8 and lost0 > 5 * lost
+    assert edit("Tokyo", 0, "subject")[0] == 0

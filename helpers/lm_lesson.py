@@ -28,7 +28,7 @@ from helpers.lm_corpus import COUNTRIES, FACTS, TEMPLATES, fact_sentences, fille
 
 __all__ = ["value_logits", "key_vector", "rank_one_update", "random_model", "Contexts", "corpus_contexts",
            "top_contexts", "top_values", "overlaps", "agreeing_units", "firing_share", "units_for",
-           "predictions", "confidence", "changed", "fact_prompts", "country_keys", "value_change",
+           "predictions", "confidence", "changed", "moved_prompts", "fact_prompts", "country_keys", "value_change",
            "corpus_covariance"]
 
 # The class of each object and subject word: what kind of word a unit's contexts precede or its value promotes.
@@ -178,6 +178,25 @@ def changed(before: list[str], after: list[str], keep=lambda split, fact: True) 
         elif b != a:
             out["wrong to other wrong"] += 1
     return out
+
+
+class Moved(NamedTuple):
+    """A prompt whose answer changed: its place in fact_prompts(), its split, text and fact, and both answers."""
+    index: int
+    split: str
+    prompt: str
+    fact: tuple
+    before: str
+    after: str
+
+
+def moved_prompts(before: list[str], after: list[str],
+                  keep=lambda split, fact: True) -> tuple[list[Moved], list[Moved]]:
+    """The prompts of the facts `keep` accepts whose answer differs between `before` and `after` (predictions, in
+    fact_prompts() order): (those the model answered right before, those it answered wrong before)."""
+    moved = [Moved(i, split, text, fact, b, a) for i, ((split, text, fact), b, a)
+             in enumerate(zip(fact_prompts(), before, after)) if keep(split, fact) and a != b]
+    return [m for m in moved if m.before == m.fact[2]], [m for m in moved if m.before != m.fact[2]]
 
 
 @single_blas_thread

@@ -340,23 +340,22 @@ def test_value_logits_first_fix_says_centre_first_then_scale():
     assert "lnf_g" in mistake.later and ".mean()" not in mistake.fix and "*" not in mistake.fix, mistake.fix
 
 
-def test_c_is_written_in_the_row_convention_everywhere():
-    """h is a row (1, d_ff), so ROME's C is E[h^T h] (d_ff, d_ff); E[h h^T] would be a number. Lesson 09, its
-    helpers, its checks and its notes say it one way."""
-    from pathlib import Path
-    root = Path(__file__).resolve().parent.parent
-    files = ["solutions/09_trained_memory.ipynb", "notebooks/09_trained_memory.ipynb", "helpers/lm.py",
-             "helpers/lm_lesson.py", "helpers/checks/lesson09.py", "docs/lm_notes.md", "docs/teaching.md"]
-    for name in files:
-        text = (root / name).read_text().replace("\\\\", "\\")
-        for column in ("E[h h^T]", "E[h h^\\top]", "E[hh^T]", "(C^-1 k) delta^T", "k^T C^-1 k"):
-            assert column not in text, (name, column)
-    assert "C = E[h^T h]" in (root / "helpers/lm.py").read_text()
-    from helpers import lm
+def test_moved_prompts_are_the_prompts_changed_counts():
+    """The lesson's list of the prompts an edit moved agrees with lm_lesson.changed's counts, and keeps the place of
+    each prompt in fact_prompts() (the lesson reads its probability before the edit there)."""
+    from helpers import lm, lm_lesson
     model = L._trained()
-    h = model.hidden(lm.corpus_windows(4, 0, model.config["n_ctx"]), 1).h.reshape(-1, model.config["d_ff"])
-    C = lm.covariance(model, 1, n_windows=4)
-    assert np.allclose(C, np.mean([np.outer(row, row) for row in h.astype(float)], axis=0))   # h^T h, h a row
+    others = lambda split, fact: fact[:2] != ("France", "capital")              # noqa: E731
+    before = lm_lesson.predictions(model)
+    after = lm_lesson.predictions(lm.edit_fact(model, "France", "capital", "Rome"))
+    was_right, was_wrong = lm_lesson.moved_prompts(before, after, others)
+    counts = lm_lesson.changed(before, after, others)
+    assert len(was_right) == counts["right to wrong"] and was_right
+    assert len(was_wrong) == counts["wrong to right"] + counts["wrong to other wrong"]
+    for m in was_right + was_wrong:
+        assert lm_lesson.fact_prompts()[m.index] == (m.split, m.prompt, m.fact) and others(m.split, m.fact)
+        assert (before[m.index], after[m.index]) == (m.before, m.after) and m.before != m.after
+    assert all(m.before == m.fact[2] for m in was_right) and all(m.before != m.fact[2] for m in was_wrong)
 
 
 def test_where_an_edit_takes_as_the_lesson_says():
@@ -378,3 +377,22 @@ def test_where_an_edit_takes_as_the_lesson_says():
     took0, lost0 = edit("Rome", 0, "last")
     assert took == took0 == 8 and lost0 > 5 * lost
     assert edit("Tokyo", 0, "subject")[0] == 0
+
+
+def test_c_is_written_in_the_row_convention_everywhere():
+    """h is a row (1, d_ff), so ROME's C is E[h^T h] (d_ff, d_ff); E[h h^T] would be a number. Lesson 09, its
+    helpers, its checks and its notes say it one way."""
+    from pathlib import Path
+    root = Path(__file__).resolve().parent.parent
+    files = ["solutions/09_trained_memory.ipynb", "notebooks/09_trained_memory.ipynb", "helpers/lm.py",
+             "helpers/lm_lesson.py", "helpers/checks/lesson09.py", "docs/lm_notes.md", "docs/teaching.md"]
+    for name in files:
+        text = (root / name).read_text().replace("\\\\", "\\")
+        for column in ("E[h h^T]", "E[h h^\\top]", "E[hh^T]", "(C^-1 k) delta^T", "k^T C^-1 k"):
+            assert column not in text, (name, column)
+    assert "C = E[h^T h]" in (root / "helpers/lm.py").read_text()
+    from helpers import lm
+    model = L._trained()
+    h = model.hidden(lm.corpus_windows(4, 0, model.config["n_ctx"]), 1).h.reshape(-1, model.config["d_ff"])
+    C = lm.covariance(model, 1, n_windows=4)
+    assert np.allclose(C, np.mean([np.outer(row, row) for row in h.astype(float)], axis=0))   # h^T h, h a row

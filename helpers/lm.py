@@ -194,9 +194,9 @@ def corpus_windows(n_windows: int = 512, seed: int = 0, n_ctx: int = 16) -> np.n
 
 @single_blas_thread
 def covariance(model: Model, layer: int, n_windows: int = 512, seed: int = 0, ridge: float = 0.0) -> np.ndarray:
-    """E[h h^T] (d_ff, d_ff), the second moment of a layer's FFN activations over the training corpus (ROME's C),
-    from n_windows windows of the corpus (corpus_windows); plus ridge times its mean diagonal on the diagonal, so
-    that it inverts, when ridge is given (edit_fact's)."""
+    """E[h^T h] (d_ff, d_ff), h a row of d_ff activations: the second moment of a layer's FFN activations over the
+    training corpus (ROME's C), from n_windows windows of the corpus (corpus_windows); plus ridge times its mean
+    diagonal on the diagonal, so that it inverts, when ridge is given (edit_fact's)."""
     ids = corpus_windows(n_windows, seed, model.config["n_ctx"])                   # (B, T)
     h = model.hidden(ids, layer).h.reshape(-1, model.config["d_ff"])               # (B T, d_ff)
     C = (h.T.astype(np.float64) @ h) / len(h)              # (d_ff, d_ff)
@@ -254,9 +254,10 @@ def edit_fact(model: Model, subject: str, relation: str, new_object: str, layer:
          templates filled with the subject;
       2. the value: delta (d,), the change of that FFN's output that makes the model say new_object after
          every such prompt (edit_value);
-      3. W2 += (C^-1 k) delta^T / (k^T C^-1 k), with C = E[h h^T] over the corpus (plus ridge times its mean
-         diagonal, so that it inverts): rank one, k W2 moves by exactly delta, and a key h moves the output by
-         (h^T C^-1 k / k^T C^-1 k) delta, little for keys unlike k in the directions the corpus uses.
+      3. W2 += (C^-1 k^T) delta / (k C^-1 k^T), in the row convention (k, h and delta rows, W2 of shape
+         (d_ff, d)), with C = E[h^T h] over the corpus (plus ridge times its mean diagonal, so that it inverts):
+         rank one, k W2 moves by exactly delta, and a key h moves the output by (h C^-1 k^T / k C^-1 k^T) delta,
+         little for keys unlike k in the directions the corpus uses.
     layer (0-based, -1 the last) and position ("last" or "subject") choose where; see docs/lm_notes.md for which
     work on this model.
     """

@@ -28,7 +28,7 @@ from helpers.lm_corpus import COUNTRIES, FACTS, TEMPLATES, fact_sentences, fille
 
 __all__ = ["value_logits", "key_vector", "rank_one_update", "random_model", "Contexts", "corpus_contexts",
            "top_contexts", "top_values", "overlaps", "agreeing_units", "firing_share", "units_for",
-           "predictions", "confidence", "changed", "fact_prompts", "country_keys", "value_change",
+           "predictions", "confidence", "changed", "moved_prompts", "fact_prompts", "country_keys", "value_change",
            "corpus_covariance"]
 
 # The class of each object and subject word: what kind of word a unit's contexts precede or its value promotes.
@@ -180,6 +180,25 @@ def changed(before: list[str], after: list[str], keep=lambda split, fact: True) 
     return out
 
 
+class Moved(NamedTuple):
+    """A prompt whose answer changed: its place in fact_prompts(), its split, text and fact, and both answers."""
+    index: int
+    split: str
+    prompt: str
+    fact: tuple
+    before: str
+    after: str
+
+
+def moved_prompts(before: list[str], after: list[str],
+                  keep=lambda split, fact: True) -> tuple[list[Moved], list[Moved]]:
+    """The prompts of the facts `keep` accepts whose answer differs between `before` and `after` (predictions, in
+    fact_prompts() order): (those the model answered right before, those it answered wrong before)."""
+    moved = [Moved(i, split, text, fact, b, a) for i, ((split, text, fact), b, a)
+             in enumerate(zip(fact_prompts(), before, after)) if keep(split, fact) and a != b]
+    return [m for m in moved if m.before == m.fact[2]], [m for m in moved if m.before != m.fact[2]]
+
+
 @single_blas_thread
 def country_keys(model: lm.Model, relation: str, layer: int) -> dict[str, np.ndarray]:
     """Every country's key for the relation (d_ff,): what key_vector gives for the relation's training templates
@@ -206,6 +225,6 @@ def value_change(model: lm.Model, prompts: list[str], layer: int, word: str) -> 
 
 
 def corpus_covariance(model: lm.Model, layer: int, ridge: float = 1e-3) -> np.ndarray:
-    """C = E[h h^T] (d_ff, d_ff) of the layer's activations over the corpus (lm.covariance), plus ridge times its
-    mean diagonal on the diagonal so that it inverts, as lm.edit_fact does."""
+    """C = E[h^T h] (d_ff, d_ff), h a row, of the layer's activations over the corpus (lm.covariance), plus ridge
+    times its mean diagonal on the diagonal so that it inverts, as lm.edit_fact does."""
     return lm.covariance(model, layer, ridge=ridge)

@@ -792,6 +792,28 @@ def value_no_gain(W2, lnf_g, wte, unit):
     return (W2[unit] - W2[unit].mean()) @ wte.T
 
 
+@wrong("value_logits", "centred after multiplying by the gain", "steps in the wrong order")
+def value_scaled_then_centred(W2, lnf_g, wte, unit):
+    v = W2[unit] * lnf_g
+    return (v - v.mean()) @ wte.T
+
+
+@wrong("value_logits", "divided by the gain", "the inverse operation")
+def value_divided_by_gain(W2, lnf_g, wte, unit):
+    v = W2[unit]
+    return ((v - v.mean()) / lnf_g) @ wte.T
+
+
+@wrong("value_logits", "mean of the whole W2", "the mean over the wrong axis (all of W2)")
+def value_whole_mean(W2, lnf_g, wte, unit):
+    return ((W2[unit] - np.mean(W2)) * lnf_g) @ wte.T
+
+
+@wrong("value_logits", "mean over the units", "the mean over the wrong axis (the units)")
+def value_unit_means(W2, lnf_g, wte, unit):
+    return ((W2[unit] - W2.mean(axis=0)) * lnf_g) @ wte.T
+
+
 @wrong("value_logits", "units counted from 1", "off-by-one")
 def value_off_by_one(W2, lnf_g, wte, unit):
     v = W2[unit - 1]

@@ -313,3 +313,86 @@ def test_rank_one_update_not_scaled_holds_the_denominator_to_a_second_failure(ca
 def test_rank_one_update_first_failures_show_no_line_of_the_solution(mistake):
     for formula in L._UPDATE_FORMULAS:
         assert formula.replace(" ", "") not in mistake.fix.replace(" ", ""), (mistake.name, mistake.fix)
+
+
+@pytest.mark.parametrize("name", ["centred after multiplying by the gain", "divided by the gain instead of multiplied",
+                                  "the gain lnf_g left out", "the mean of the whole W2 subtracted, not the value's own"])
+def test_value_logits_holds_the_centred_value_to_the_same_mistake_again(name, capsys, monkeypatch):
+    """The first failure says in words what to change (centre first, then scale by the gain); the expression,
+    (v - v.mean()) * lnf_g or W2[unit] - W2[unit].mean(), shows when the check finds the same mistake again, and
+    not after a different mistake."""
+    from helpers.checks import _verdict
+    monkeypatch.setattr(_verdict, "_FAILED_ATTEMPTS", {})
+    mistake = next(m for m in L._VALUE_MISTAKES if m.name == name)
+    expression = mistake.later.split(" is ")[-1].rstrip(".")
+    other = next(m for m in L._VALUE_MISTAKES if m.name == "the value not centred (its mean not subtracted)")
+    grade(check_value_logits, other.fn, capsys)                 # a different mistake first
+    first = grade(check_value_logits, mistake.fn, capsys)[1]
+    assert f"Likely mistake: {name}" in first and expression not in first, first
+    assert "If the check finds this again, it shows the line to write." in first, first
+    second = grade(check_value_logits, mistake.fn, capsys)[1]
+    assert expression in second, second
+
+
+def test_value_logits_first_fix_says_centre_first_then_scale():
+    mistake = next(m for m in L._VALUE_MISTAKES if m.name == "centred after multiplying by the gain")
+    assert mistake.fix.startswith("Centre first, then scale by the gain"), mistake.fix
+    assert "lnf_g" in mistake.later and ".mean()" not in mistake.fix and "*" not in mistake.fix, mistake.fix
+
+
+def test_moved_prompts_are_the_prompts_changed_counts():
+    """The lesson's list of the prompts an edit moved agrees with lm_lesson.changed's counts, and keeps the place of
+    each prompt in fact_prompts() (the lesson reads its probability before the edit there)."""
+    from helpers import lm, lm_lesson
+    model = L._trained()
+    others = lambda split, fact: fact[:2] != ("France", "capital")              # noqa: E731
+    before = lm_lesson.predictions(model)
+    after = lm_lesson.predictions(lm.edit_fact(model, "France", "capital", "Rome"))
+    was_right, was_wrong = lm_lesson.moved_prompts(before, after, others)
+    counts = lm_lesson.changed(before, after, others)
+    assert len(was_right) == counts["right to wrong"] and was_right
+    assert len(was_wrong) == counts["wrong to right"] + counts["wrong to other wrong"]
+    for m in was_right + was_wrong:
+        assert lm_lesson.fact_prompts()[m.index] == (m.split, m.prompt, m.fact) and others(m.split, m.fact)
+        assert (before[m.index], after[m.index]) == (m.before, m.after) and m.before != m.after
+    assert all(m.before == m.fact[2] for m in was_right) and all(m.before != m.fact[2] for m in was_wrong)
+
+
+def test_where_an_edit_takes_as_the_lesson_says():
+    """Sections 3 and 4 and the recap: in layer 1 an edit takes only with its key at the last token (at the subject's
+    token nothing moves); an edit of layer 0 can take, at the last token, but turns more other facts wrong than
+    layer 1's; at layer 0's subject token the edit to Tokyo does not take."""
+    from helpers import lm, lm_lesson
+    model = L._trained()
+    before = lm_lesson.predictions(model)
+    france = [i for i, (_, _, fact) in enumerate(lm_lesson.fact_prompts()) if fact[:2] == ("France", "capital")]
+    others = lambda split, fact: fact[:2] != ("France", "capital")              # noqa: E731
+
+    def edit(word, layer, position):
+        after = lm_lesson.predictions(lm.edit_fact(model, "France", "capital", word, layer=layer, position=position))
+        return sum(after[i] == word for i in france[:8]), lm_lesson.changed(before, after, others)["right to wrong"]
+
+    assert lm_lesson.predictions(lm.edit_fact(model, "France", "capital", "Rome", 1, "subject")) == before
+    took, lost = edit("Rome", 1, "last")
+    took0, lost0 = edit("Rome", 0, "last")
+    assert took == took0 == 8 and lost0 > 5 * lost
+    assert edit("Tokyo", 0, "subject")[0] == 0
+
+
+def test_c_is_written_in_the_row_convention_everywhere():
+    """h is a row (1, d_ff), so ROME's C is E[h^T h] (d_ff, d_ff); E[h h^T] would be a number. Lesson 09, its
+    helpers, its checks and its notes say it one way."""
+    from pathlib import Path
+    root = Path(__file__).resolve().parent.parent
+    files = ["solutions/09_trained_memory.ipynb", "notebooks/09_trained_memory.ipynb", "helpers/lm.py",
+             "helpers/lm_lesson.py", "helpers/checks/lesson09.py", "docs/lm_notes.md", "docs/teaching.md"]
+    for name in files:
+        text = (root / name).read_text().replace("\\\\", "\\")
+        for column in ("E[h h^T]", "E[h h^\\top]", "E[hh^T]", "(C^-1 k) delta^T", "k^T C^-1 k"):
+            assert column not in text, (name, column)
+    assert "C = E[h^T h]" in (root / "helpers/lm.py").read_text()
+    from helpers import lm
+    model = L._trained()
+    h = model.hidden(lm.corpus_windows(4, 0, model.config["n_ctx"]), 1).h.reshape(-1, model.config["d_ff"])
+    C = lm.covariance(model, 1, n_windows=4)
+    assert np.allclose(C, np.mean([np.outer(row, row) for row in h.astype(float)], axis=0))   # h^T h, h a row

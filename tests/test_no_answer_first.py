@@ -92,7 +92,13 @@ PARAPHRASED = {
     "swiglu_ffn": ["silu(x @ W_gate) * (x @ W_up)", "silu(x @ W_gate)"],
     "swiglu_hidden": ["math.ceil(h / m)", "-(-h // m)", "math.ceil(h / multiple_of)"],
     "residual_block": ["x + ffn(layer_norm(x))", "ffn(layer_norm(x))"],     # the solution names h = layer_norm(x)
+    "value_logits": ["(v - v.mean()) * lnf_g", "(v - mean) * lnf_g", "(value - value.mean()) * lnf_g",
+                     "W2[unit] - W2[unit].mean()", "v - v.mean()"],
 }
+
+
+# Where an exception came from, quoted from the learner's own code: "(line 4 of value_column: `return ...`)".
+LEARNERS_LINE = re.compile(r"\(line \d+ of [\w <>]+: `[^`\n]*`\)")
 
 
 @pytest.mark.parametrize("exercise", sorted(PARAPHRASED))
@@ -103,7 +109,7 @@ def test_a_first_failure_shows_no_answer_written_another_way(exercise, capsys):
         _verdict._FAILED_ATTEMPTS.clear()
         with np.errstate(all="ignore"):
             assert not check(answer.fn)
-        out = normal(capsys.readouterr().out)
+        out = normal(LEARNERS_LINE.sub("", capsys.readouterr().out))      # the learner's own line is theirs
         shown = [line for line in PARAPHRASED[exercise] if normal(line) in out]
         assert not shown, (exercise, answer.style, shown)
 

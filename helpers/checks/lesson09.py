@@ -33,6 +33,11 @@ def _centred(v):
     return v - v.mean()
 
 
+# Lines of the solution, shown only when the check finds the same mistake again (Mistake.later, held_before): the
+# first failure says in words what to change (centre first, then scale by the gain).
+_CENTRED = "The centred value is W2[unit] - W2[unit].mean()."
+_CENTRED_SCALED = "With v = W2[unit], the centred and scaled value is (v - v.mean()) * lnf_g."
+
 _VALUE_MISTAKES = [
     Mistake("the value read from a column of W2",
             "With x @ W, unit u's value is row u of W2 (shape (d_ff, d)): W2[unit], not W2[:, unit].",
@@ -49,26 +54,27 @@ _VALUE_MISTAKES = [
             "The final layer norm first subtracts the mean of the d numbers; then it multiplies by lnf_g.",
             lambda W2, g, wte, u: (_f(W2)[u] * _f(g)) @ _f(wte).T),
     Mistake("the gain lnf_g left out",
-            "After centring, the final layer norm multiplies each coordinate by its gain: (v - mean) * lnf_g.",
-            lambda W2, g, wte, u: _centred(_f(W2)[u]) @ _f(wte).T),
+            "After centring, the final layer norm multiplies each coordinate by its gain, lnf_g, entry by entry.",
+            lambda W2, g, wte, u: _centred(_f(W2)[u]) @ _f(wte).T, later=_CENTRED_SCALED),
     Mistake("centred after multiplying by the gain",
-            "Layer norm centres first and scales after: (v - v.mean()) * lnf_g. Multiplying first changes the "
-            "mean that is subtracted.",
-            lambda W2, g, wte, u: _centred(_f(W2)[u] * _f(g)) @ _f(wte).T),
+            "Centre first, then scale by the gain: layer norm subtracts the value's own mean, then multiplies by "
+            "lnf_g. Multiplying first changes the mean that is subtracted.",
+            lambda W2, g, wte, u: _centred(_f(W2)[u] * _f(g)) @ _f(wte).T, later=_CENTRED_SCALED),
     Mistake("divided by the gain instead of multiplied",
-            "Layer norm's gain multiplies: (v - v.mean()) * lnf_g.",
-            lambda W2, g, wte, u: (_centred(_f(W2)[u]) / _f(g)) @ _f(wte).T),
+            "Layer norm's gain multiplies the centred value entry by entry; it does not divide it.",
+            lambda W2, g, wte, u: (_centred(_f(W2)[u]) / _f(g)) @ _f(wte).T, later=_CENTRED_SCALED),
     Mistake("divided by the value's own standard deviation",
             "The layer norm's division is by the standard deviation of the whole residual stream of a token, one "
             "positive number that scales every unit's logits alike; the lesson leaves it out. Centre and multiply "
             "by lnf_g only.",
             lambda W2, g, wte, u: (_centred(_f(W2)[u]) / _f(W2)[u].std() * _f(g)) @ _f(wte).T),
     Mistake("the mean of the whole W2 subtracted, not the value's own",
-            "Centre the one value: W2[unit] - W2[unit].mean(), the mean of its d numbers.",
-            lambda W2, g, wte, u: ((_f(W2)[u] - _f(W2).mean()) * _f(g)) @ _f(wte).T),
+            "Centre the one value: subtract the mean of its own d numbers, one number, not the mean of all of W2.",
+            lambda W2, g, wte, u: ((_f(W2)[u] - _f(W2).mean()) * _f(g)) @ _f(wte).T, later=_CENTRED),
     Mistake("the mean over the units subtracted (W2.mean(axis=0)), not the value's own mean",
-            "Layer norm centres each token's vector over its own d coordinates: W2[unit] - W2[unit].mean().",
-            lambda W2, g, wte, u: ((_f(W2)[u] - _f(W2).mean(axis=0)) * _f(g)) @ _f(wte).T),
+            "Layer norm centres each token's vector over its own d coordinates: subtract the value's own mean, "
+            "one number, not a mean taken over the units.",
+            lambda W2, g, wte, u: ((_f(W2)[u] - _f(W2).mean(axis=0)) * _f(g)) @ _f(wte).T, later=_CENTRED),
     Mistake("units counted from 1", "Python counts from 0: unit u is row W2[u].",
             lambda W2, g, wte, u: (_centred(_f(W2)[u - 1]) * _f(g)) @ _f(wte).T),
     Mistake("probabilities returned (a softmax), not logits",
@@ -337,7 +343,8 @@ _UPDATE_MISTAKES = with_tiers([
 
 
 def _spd(rng, n):
-    """A covariance of n activations: E[h h^T] over 4n samples of h = gelu(z), plus a little on the diagonal."""
+    """A covariance of n activations: E[h^T h] over 4n samples of h = gelu(z) (h a row), plus a little on the
+    diagonal."""
     h = gelu(rng.normal(size=(4 * n, n)) + rng.normal(size=n))
     return h.T @ h / len(h) + 0.05 * np.eye(n)
 

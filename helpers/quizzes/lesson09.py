@@ -66,8 +66,8 @@ QUIZ = Quiz("09", [
                       "Layer norm centres and scales the token's d numbers, not the d_ff pre-activations; it "
                       "fixes no share of units."),
                Option("Random models are sparser than trained ones",
-                      "Training does the opposite: trained units fire at fewer contexts than random ones (the "
-                      "Going further section \"Trained against random\" prints the shares)."),
+                      "Training does the opposite: trained units fire at fewer contexts than random ones (section "
+                      "2 prints layer 1's shares, trained and random)."),
            ]),
     Choice("edit-reach",
            "The edit of France's capital to Rome also makes the model answer Rome for Gabon's capital, which it "

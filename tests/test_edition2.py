@@ -1,7 +1,8 @@
 """The second edition's rules for every lesson, checked on the stored notebooks (CONTRIBUTING.md explains them).
 
-- pace: the first cell states the core path's time (at most 45 minutes, within a quarter of tools/pace.py's
-  estimate) and, when there are "Going further" sections, their time; README's table says the same;
+- pace: the first cell states the core path's time (at most 45 minutes, within a quarter of the latest fresh
+  trial's estimate in docs/pace_trials.json, and not below three quarters of tools/pace.py's) and, when there
+  are "Going further" sections, their time, held the same way; README's table says the same;
 - "Going further" sections state their own time, and skipping them breaks no later cell;
 - every exercise has two hints, a nudge then a concrete step;
 - "Check your understanding" (3 to 6 questions from helpers.quiz) comes right before the recap;
@@ -9,6 +10,7 @@
 - every figure has a text alternative; a check cell shows its report and no `Out:` value.
 """
 import ast
+import json
 import re
 import sys
 from pathlib import Path
@@ -43,14 +45,34 @@ def headings(nb_cells):
     return found
 
 
+TRIALS = json.loads((ROOT / "docs" / "pace_trials.json").read_text())["lessons"]
+
+
+def trial(path, part):
+    """The latest fresh trial's most likely minutes for the lesson's core path or Going further."""
+    record = TRIALS.get(path.name[:2])
+    assert record is not None, f"{path.name}: no fresh trial recorded in docs/pace_trials.json"
+    low, high, likely = record[part]
+    assert low <= likely <= high
+    return likely
+
+
+def honest(path, what, stated, likely, estimate):
+    """A stated time is what the latest trial learner needed, within a quarter, and never below three quarters
+    of tools/pace.py's plain estimate (trial learners found that estimate low, not high: docs/pace.md)."""
+    assert abs(stated - likely) <= TOLERANCE * likely, \
+        f"{path.name}: {what} states {stated} min, the latest fresh trial {likely} (docs/pace_trials.json)"
+    assert stated >= (1 - TOLERANCE) * estimate, \
+        f"{path.name}: {what} states {stated} min, below tools/pace.py's estimate {estimate:.1f} by over a quarter"
+
+
 @pytest.mark.parametrize("path", LESSONS, ids=lambda p: p.name)
 def test_core_path_is_stated_short_and_honest(path):
     pace = pacetool.pace(path)
     assert pace.stated_core is not None, f"{path.name}: the first cell must say '**Core path:** about N minutes'"
     assert pace.stated_core <= MAX_CORE_MINUTES, f"{path.name}: core path {pace.stated_core} > 45 minutes"
-    low, high = pace.core * (1 - TOLERANCE), pace.core * (1 + TOLERANCE)
-    assert low <= pace.stated_core <= high, \
-        f"{path.name}: states {pace.stated_core} min, estimate {pace.core:.1f} (tools/pace.py {path.name[:2]})"
+    assert trial(path, "core") <= MAX_CORE_MINUTES * (1 + TOLERANCE)
+    honest(path, "the core path", pace.stated_core, trial(path, "core"), pace.core)
 
 
 @pytest.mark.parametrize("path", LESSONS, ids=lambda p: p.name)
@@ -64,9 +86,7 @@ def test_going_further_sections_state_their_time(path):
         assert section.stated, f"{path.name}: '{section.title}' must say '(about N minutes)'"
     assert pace.stated_further == sum(s.stated for s in further), \
         f"{path.name}: the first cell's Going further time is not the sum of the sections' times"
-    low, high = pace.further * (1 - TOLERANCE), pace.further * (1 + TOLERANCE)
-    assert low <= pace.stated_further <= high, \
-        f"{path.name}: Going further states {pace.stated_further} min, estimate {pace.further:.1f}"
+    honest(path, "Going further", pace.stated_further, trial(path, "further"), pace.further)
 
 
 @pytest.mark.parametrize("path", LESSONS, ids=lambda p: p.name)

@@ -80,7 +80,7 @@ def gradient_check(backward: Callable, numerical: Callable, x, W1, b1, W2, b2, d
     try:
         mine = backward(x, W1, b1, W2, b2, dy)
     except NotImplementedError:
-        print("ffn_backward: not implemented yet (exercise 2); come back when it passes its check.")
+        print("ffn_backward: not implemented yet (Exercise 3); come back when it passes its check.")
         return False
     except Exception as error:                                     # noqa: BLE001 (a learner's function)
         print(f"ffn_backward raised {type(error).__name__}: {error}")
@@ -88,7 +88,7 @@ def gradient_check(backward: Callable, numerical: Callable, x, W1, b1, W2, b2, d
     try:
         reference = ffn_gradients_by_differences(numerical, x, W1, b1, W2, b2, dy, eps)
     except NotImplementedError:
-        print("numerical_gradient: not implemented yet (exercise 3); come back when it passes its check.")
+        print("numerical_gradient: not implemented yet (Exercise 4); come back when it passes its check.")
         return False
     except Exception as error:                                     # noqa: BLE001
         print(f"numerical_gradient raised {type(error).__name__}: {error}")

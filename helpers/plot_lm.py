@@ -11,8 +11,8 @@ def plot_firing(shares: dict[str, np.ndarray], title: str):
     bins = np.linspace(0, 1, 41)
     for (label, share), style in zip(shares.items(), [dict(color="C0"), dict(color="0.45", hatch="//")]):
         ax.hist(share, bins=bins, alpha=0.75, label=f"{label} (mean {share.mean():.0%})", **style)
-    ax.set_xlabel("share of the layer's 256 units that fire (z > 0) at a context")
-    ax.set_ylabel("number of contexts")
+    ax.set_xlabel("share of the layer's 256 units that fire (z > 0) at a prefix")
+    ax.set_ylabel("number of prefixes")
     ax.set_title(title)
     ax.legend(loc="upper right")
     return fig

@@ -704,6 +704,17 @@ wrong("numerical_gradient", "multiplied by eps", "precedence: (up - down) / 2 * 
 wrong("numerical_gradient", None, "a step of 1e-4 of its own")(_numerical(step=lambda e: 1e-4, divide=lambda e: 2e-4))
 
 
+@wrong("numerical_gradient", "the entry never put back", "classic slip (no restore)")
+def _numerical_never_restored(f, a, eps):
+    grad = np.zeros(a.shape)
+    for index in np.ndindex(a.shape):
+        a[index] += eps
+        up = f(a)
+        a[index] -= 2 * eps
+        grad[index] = (up - f(a)) / (2 * eps)
+    return grad
+
+
 @wrong("numerical_gradient", None, "two mistakes combined (not put back exactly, divided by eps)")
 def _numerical_two_slips(f, a, eps):
     grad = np.zeros(a.shape)

@@ -405,7 +405,25 @@ def test_numerical_gradient_that_never_restores_is_told_to_put_entries_back(caps
         return grad
     assert not check_numerical_gradient(never_restored)
     out = capsys.readouterr().out
-    assert "changed its input `a` in place" in out and "put each entry back exactly" in out, out
+    assert "changed its input `a` in place" in out and "about eps itself: an entry left nudged" in out, out
+    assert "Likely mistake: the entry never put back" in out and "rounding error" not in out, out
+
+
+def test_numerical_gradient_restored_by_arithmetic_is_told_of_rounding_not_of_a_missing_restore(capsys):
+    def restored_by_arithmetic(f, a, eps):
+        grad = np.zeros(a.shape)
+        for i in np.ndindex(a.shape):
+            a[i] += eps
+            up = f(a)
+            a[i] -= 2 * eps
+            down = f(a)
+            a[i] += eps                                    # back, but for a rounding error
+            grad[i] = (up - down) / (2 * eps)
+        return grad
+    assert not check_numerical_gradient(restored_by_arithmetic)
+    out = capsys.readouterr().out
+    assert "far less than eps: a rounding error" in out and "Likely mistake: the entry not put back exactly" in out
+    assert "never put back" not in out, out
 
 
 def test_numerical_gradient_on_a_copy_passes(capsys):

@@ -535,9 +535,12 @@ def _agree(outcome: Outcome, normalized: Any, other: Outcome, case: Case, valida
     if other.mutated and outcome.mutated != other.mutated:   # a mistake that changes its inputs is matched by
         return False                                          # a learner who changes the same ones
     try:
-        if validate(other.value, case) is not None:  # the mistake returns something malformed here ...
-            # ... so it matches a learner whose result is malformed in the same way
-            return normalized is None and (close(outcome.value, other.value) or _same(outcome.value, other.value))
+        theirs_problem = validate(other.value, case)
+        if theirs_problem is not None:  # the mistake returns something malformed here ...
+            # ... so it matches a learner whose result is malformed in the same way: the same values, and what is
+            # wrong with them said in the same words (an input left moved by eps is not one left off by rounding)
+            return (normalized is None and _gist(str(validate(outcome.value, case))) == _gist(str(theirs_problem))
+                    and (close(outcome.value, other.value) or _same(outcome.value, other.value)))
         if normalized is None:
             return False
         theirs = normalize(other.value)
@@ -1038,10 +1041,10 @@ def in_place_message(names: Sequence[str], args: dict[str, Any]) -> str:
     shown = ", ".join(f"`{n}`" for n in names)
     first = names[0]
     if isinstance(args.get(first), np.ndarray):
-        how = (f"an assignment such as `y = {first}` makes a second name for the caller's array, and a row or "
-               f"slice such as `y = {first}[0]` is a view into it; `y[...] = ...` or `y -= ...` then writes into "
-               f"{first}: start from a copy (`{first}.copy()`, `{first}[0].copy()`) or compute a new array "
-               "(`y = y - ...`)")
+        how = (f"`{first} += ...` or `{first}[...] = ...` writes into the caller's array itself; so does "
+               f"`y += ...` after `y = {first}`, which makes a second name for it, not a copy (and a row or slice "
+               f"such as `y = {first}[0]` is a view into it): start from a copy (`{first}.copy()`, "
+               f"`{first}[0].copy()`) or compute a new array (`y = {first} + ...`)")
     else:
         how = f"`h = {first}` makes a second name for the same list, not a copy: `list({first})` copies it"
     return f"your function changed its input {shown} in place; leave the inputs as they are ({how})"

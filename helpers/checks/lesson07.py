@@ -168,7 +168,7 @@ _ROUTE_MISTAKES = [Mistake(name, fix, _quiet(fn)) for name, fix, fn in [
      "Take the softmax of the k chosen logits only (the same as dividing the chosen probabilities by their "
      "sum), so each token's k weights add up to 1.", _route_all_softmax),
     ("the experts with the smallest logits",
-     "Sort in decreasing order: np.argsort(-logits, axis=-1)[:, :k], or reverse an increasing argsort.",
+     "Sort in decreasing order, largest logit first, so that the first k positions are the k largest.",
      _route_smallest),
     ("weights are the chosen logits divided by their sum, with no exponential",
      "Softmax exponentiates first: w = exp(l - max) / sum(exp(l - max)) over the k chosen logits l.",

@@ -527,6 +527,17 @@ def _not_put_back(f, a, eps):
     return grad
 
 
+def _never_put_back(f, a, eps):
+    grad = np.zeros(a.shape)
+    for index in np.ndindex(a.shape):
+        kept = a[index]
+        a[index] = kept + eps
+        up = f(a)
+        a[index] = kept - eps
+        grad[index] = (up - f(a)) / (2 * eps)  # the entry stays at kept - eps
+    return grad
+
+
 def _rows_at_once(f, a, eps):
     """Loops over the first axis only: for a matrix, a whole row moves at once."""
     grad = np.zeros(a.shape)
@@ -603,6 +614,9 @@ _NUMERICAL_MISTAKES = [
     Mistake("a loop over the first axis only: a matrix's rows nudged whole",
             "for i in range(len(a)) visits rows of a matrix, and a[i] += eps moves a whole row. Visit every "
             "entry: for index in np.ndindex(a.shape).", _rows_at_once),
+    Mistake("the entry never put back: each entry left at kept - eps",
+            "After the two evaluations, restore the entry: keep it first (kept = a[i]) and set it back "
+            "(a[i] = kept), so that the next entry's slope is taken at a, not at a moved point.", _never_put_back),
     Mistake("the entry not put back exactly as it was",
             "a[i] += eps, then a[i] -= 2 * eps, then a[i] += eps leaves a rounding error behind, so the "
             "weights drift as you check them. Keep the old value and restore it: kept = a[i]; ...; "
@@ -722,10 +736,15 @@ def _numerical_problem(value: Any, case: Case) -> str | None:
         if problem is not None:
             return problem
         n = value.entries
-        return (f"changed its input `a` in place: after it returned, {n} entr{'y' if n == 1 else 'ies'} of a "
-                f"differed from what {'it was' if n == 1 else 'they were'} (by up to {value.largest:.1e}). "
-                "Nudging a is fine, but put each entry back exactly: keep it first (kept = a[i]) and restore "
-                "it (a[i] = kept); adding and subtracting eps again leaves a rounding error behind")
+        changed = (f"changed its input `a` in place: after it returned, {n} entr{'y' if n == 1 else 'ies'} of a "
+                   f"differed from what {'it was' if n == 1 else 'they were'} (by up to {value.largest:.1e}")
+        if value.largest >= 0.5 * case.args["eps"]:
+            return (f"{changed}, about eps itself: an entry left nudged, never put back). Nudging a is fine, but "
+                    "restore each entry after its two evaluations: keep it first (kept = a[i]) and set it back "
+                    "(a[i] = kept)")
+        return (f"{changed}, far less than eps: a rounding error). Nudging a is fine, but put each entry back "
+                "exactly: keep it first (kept = a[i]) and restore it (a[i] = kept); adding and subtracting eps "
+                "again leaves a rounding error behind")
     if value is None:
         return "returned None. Did you forget to return the gradient?"
     if isinstance(value, (int, float, np.floating, np.integer)):

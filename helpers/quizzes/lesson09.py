@@ -80,7 +80,8 @@ QUIZ = Quiz("09", [
                       "along the same direction, each by its own amount."),
                Option("The model was unsure of Gabon's capital already",
                       "The exceptions printed show the model's probability for Libreville before the edit: near 1. "
-                      "Unsure prompts moved too, but Gabon's were not among them."),
+                      "Unsure prompts moved too (one of Gabon's held-out wordings, wrong before the edit, among "
+                      "them), but the capital prompts that turned to Rome were sure ones."),
                Option("The edit used Gabon's prompts as well as France's",
                       "The key and v* came from France's 8 training prompts only; Gabon's prompts were never used, "
                       "which is what makes its change a side effect."),

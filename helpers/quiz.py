@@ -24,6 +24,9 @@ given in a learner's workspace is recorded in their progress (helpers.progress).
 """
 from __future__ import annotations
 
+import dataclasses
+import hashlib
+
 import html
 import importlib
 import math
@@ -66,14 +69,19 @@ class Feedback:
 
 @dataclass(frozen=True)
 class Choice:
+    """A multiple-choice question. The options are written in any order (the right one first, say); a Quiz shows
+    them arranged (see Quiz.__init__) so that which letter is right follows no pattern a learner could guess
+    from, the same on every run, in the notebook, on the site and in the slides."""
     id: str
     prompt: str
     options: Sequence[Option]
     several: bool = False  # "choose every option that applies"
+    shuffle: bool = True   # False keeps the written order (options that refer to each other's place)
 
     def __post_init__(self):
         if not 2 <= len(self.options) <= len(LETTERS):
             raise ValueError(f"question {self.id!r}: give 2 to {len(LETTERS)} options")
+
         right = sum(o.correct for o in self.options)
         if right == 0 or (right > 1 and not self.several):
             raise ValueError(f"question {self.id!r}: {right} correct options; a single-answer question needs "
@@ -85,6 +93,17 @@ class Choice:
     @property
     def kind(self) -> str:
         return "several" if self.several else "one"
+
+    def reordered(self, order: Sequence[int]) -> "Choice":
+        """The same question with its options shown in `order` (their written positions)."""
+        return dataclasses.replace(self, options=tuple(self.options[i] for i in order), shuffle=False)
+
+    def right_at(self, position: int) -> "Choice":
+        """A single-answer question with its right option shown at `position` and the others in written order."""
+        right = next(i for i, o in enumerate(self.options) if o.correct)
+        others = [i for i in range(len(self.options)) if i != right]
+        position = min(position, len(others))
+        return self.reordered(others[:position] + [right] + others[position:])
 
     def letters(self) -> str:
         return LETTERS[:len(self.options)]
@@ -139,6 +158,33 @@ def _unprefixed(feedback: str) -> str:
         return feedback
     # A sentence starts with a capital, but not a variable or a formula ("z = 2 ...", "relu'(0) ...").
     return rest[0].upper() + rest[1:] if re.match(r"[a-z]{2,}\s+(?![=<>+\-*/^(])", rest) else rest
+
+
+def arranged(lesson: str, questions: Sequence[Question]) -> list[Question]:
+    """The questions with their options in the order shown. The k-th single-answer question (k from 0) has its
+    right option at position (lesson + (n - 1) k) mod n, so that within a lesson the right letter moves on every
+    time (B, A, D, ... for lesson 01's four-option questions; never the same letter twice running) and lessons
+    start at different letters; a question with several right answers is shuffled by its id. A Choice with
+    shuffle=False keeps its written order."""
+    offset = int(lesson) if str(lesson).isdigit() else 0
+    out, k, previous = [], 0, None
+    for q in questions:
+        if isinstance(q, Choice) and q.shuffle:
+            if q.several:
+                q = q.reordered(shown_order(q.id, len(q.options)))
+            else:
+                n = len(q.options)
+                position = (offset + (n - 1) * k) % n          # n - 1 and n share no factor: a new place each time
+                position = (position + 1) % n if position == previous else position   # (also when n changes)
+                q, previous = q.right_at(position), position
+                k += 1
+        out.append(q)
+    return out
+
+
+def shown_order(question_id: str, n: int) -> list[int]:
+    """A permutation of range(n) fixed by the question's id: the options' written positions in the order shown."""
+    return sorted(range(n), key=lambda i: hashlib.sha256(f"{question_id}:{i}".encode()).hexdigest())
 
 
 def plural_letters(n: int) -> str:
@@ -323,11 +369,14 @@ class Quiz:
 
     inline_html = staticmethod(_inline_html)      # for helpers.quiz_widget, which does not import this module
 
-    def __init__(self, lesson: str, questions: Sequence[Question], title: str = "Check your understanding"):
+    def __init__(self, lesson: str, questions: Sequence[Question], title: str = "Check your understanding",
+                 shuffle: bool = True):
         ids = [q.id for q in questions]
         if len(set(ids)) != len(ids):
             raise ValueError(f"lesson {lesson}: question ids repeat: {ids}")
-        self.lesson, self.questions, self.title = lesson, list(questions), title
+        # shuffle=False shows every question's options as written (the quiz mechanics' own tests)
+        self.questions = arranged(lesson, questions) if shuffle else list(questions)
+        self.lesson, self.title = lesson, title
         self._widget = None
 
     def __len__(self) -> int:

@@ -98,7 +98,7 @@ def test_a_read_only_log_is_told_under_a_quiz_answer_too(work, monkeypatch):
     def read_only(path, flags, mode=0o777):
         raise PermissionError(13, "Permission denied", str(path))
     monkeypatch.setattr(progress_log.os, "open", read_only)
-    quiz = Quiz("99", [Choice("q", "Which?", [Option("a", "Right: because.", True), Option("b", "No: not b.")])])
+    quiz = Quiz("99", shuffle=False, questions=[Choice("q", "Which?", [Option("a", "Right: because.", True), Option("b", "No: not b.")])])
     assert quiz.judge(1, "A") and "Not saved in your progress" in quiz.judge(1, "A").text
     widget = quiz.widget().questions[0]
     widget.input.value = "B"
@@ -113,7 +113,7 @@ def test_nothing_is_said_where_nothing_is_recorded(tmp_path, monkeypatch, capsys
     learner_kernel(monkeypatch)
     assert check_hand_trace(hand_trace_b2_left_out).status == "fail"
     assert "Not saved" not in capsys.readouterr().out
-    quiz = Quiz("99", [Choice("q", "Which?", [Option("a", "Right: because.", True), Option("b", "No: not b.")])])
+    quiz = Quiz("99", shuffle=False, questions=[Choice("q", "Which?", [Option("a", "Right: because.", True), Option("b", "No: not b.")])])
     assert "Not saved" not in quiz.judge(1, "B").text
 
 

@@ -31,7 +31,7 @@ QUIZ = Quiz("04", [
             MULTIPLE * (H // MULTIPLE): f"That is a multiple of 256 below h = {H:,}: rounded down. Llama rounds up: "
                                         "a fraction of a multiple still needs a whole one, so the width is never "
                                         "below h.",
-            4 * D: f"That is 4d, the classic FFN's width (already a multiple of 256, so rounding leaves it). SwiGLU "
+            4 * D: "That is 4d, the classic FFN's width (already a multiple of 256, so rounding leaves it). SwiGLU "
                    "has a third matrix, so it first takes two thirds of 4d, to keep the parameter count level.",
             swiglu_hidden(D // 4, MULTIPLE): "That starts from two thirds of d. The classic width is 4d, and SwiGLU "
                                              "takes two thirds of that.",

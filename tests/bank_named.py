@@ -179,6 +179,19 @@ wrong("matvec", "column by column", "transpose")(
 wrong("matvec", "row offset", "classic slip")(
     lambda M, v: [sum(M[j] * v[j] for j in range(len(v))) for i in range(len(M) // len(v))])
 wrong("matvec", "rounded", "rounding")(lambda M, v: [round(t, 2) for t in matvec_loops(M, v)])
+
+
+@wrong("matvec", "the number of rows taken as len(v)", "n_rows = len(v), as if M were square (a trial learner's)")
+def matvec_rows_from_v(M, v):
+    n_rows = len(v)
+    n_cols = len(v)
+    out = []
+    for i in range(n_rows):
+        total = 0.0
+        for j in range(n_cols):
+            total += M[i * n_cols + j] * v[j]
+        out.append(total)
+    return out
 wrong("matvec", None, "a string")(lambda M, v: str(matvec_loops(M, v)))
 
 
@@ -234,6 +247,17 @@ wrong("ffn_forward", None, "two mistakes combined (b1 and b2 both missing)")(
 right("transpose", "loops")(lambda M, r, c: [M[i * c + j] for j in range(c) for i in range(r)])
 right("transpose", "slices")(lambda M, r, c: [v for j in range(c) for v in M[j::c]])
 wrong("transpose", "M returned in its original order", "no-op")(lambda M, r, c: list(M))
+
+
+@wrong("transpose", "M returned in its original order", "loops swapped: i outside, j inside (a trial learner's)")
+def transpose_loops_swapped(M, n_rows, n_cols):
+    out = []
+    for i in range(n_rows):
+        for j in range(n_cols):
+            out.append(M[i * n_cols + j])
+    return out
+
+
 wrong("transpose", "n_rows and n_cols swapped", "swapped sizes")(
     lambda M, r, c: [M[i * r + j] for j in range(r) for i in range(c)])
 wrong("transpose", None, "in place and None")(lambda M, r, c: M.reverse())
@@ -356,6 +380,15 @@ wrong("gelu", "erf(z) where erf(z / sqrt(2))", "classic slip")(lambda z: 0.5 * z
 wrong("gelu", "the factor z is missing", "classic slip")(lambda z: special.ndtr(z))
 wrong("gelu", "SiLU", "another activation")(lambda z: z * special.expit(z))
 wrong("gelu", "math.erf", "wrong type: a scalar function")(lambda z: 0.5 * z * (1 + math.erf(z / math.sqrt(2))))
+
+
+@wrong("gelu", "math.erf (a function of one number) applied to a whole array",
+       "math.erf on an array, in the solution's two lines (a trial learner's)")
+def gelu_math_erf(z):
+    Phi = 0.5 * (1 + math.erf(z / math.sqrt(2)))
+    return z * Phi
+
+
 wrong("gelu", None, "negatives clamped to 0")(lambda z: np.maximum(z, 0) * special.ndtr(np.maximum(z, 0)))
 wrong("gelu", "rounded", "rounding")(lambda z: np.round(z * special.ndtr(z), 4))
 wrong("gelu", "float16", "float16 inside")(

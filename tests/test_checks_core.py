@@ -344,3 +344,34 @@ def test_facts_that_cannot_be_read_are_left_out(capsys):
     assert not check_function("double", lambda x: [v * v for v in x], CASES, reference, lambda v, c: None,
                               MISTAKES, facts=facts)
     assert "cannot read it" not in capsys.readouterr().out
+
+
+def test_what_differs_over_some_failing_cases_says_which_and_what_the_others_did(capsys):
+    """A trial learner's matvec returned too few numbers in some cases and raised IndexError in others; the
+    report said "in the failing cases that returned numbers shaped right", though none was shaped right, and
+    "in every failing case" of the short ones only. It says how many returned numbers, and what the rest did."""
+    cases = [Case("two", {"x": [1.0, -2.0]}), Case("three", {"x": [0.5, 0.0, 3.0]}),
+             Case("four", {"x": [1.0, 2.0, 3.0, 4.0]}), Case("one", {"x": [5.0]})]
+
+    def cut(x):               # the last one dropped, where there are more than two; else past the end
+        if len(x) > 2:
+            return [2 * v for v in x[:-1]]
+        return [2 * x[i] for i in range(3)]
+    check_function("double", cut, cases, reference, lambda v, c: vector_problem(v, len(c.args["x"])))
+    out = capsys.readouterr().out
+    line = next(text for text in out.splitlines() if "What differs" in text)
+    assert "shaped right" not in line and "in every failing case" not in line, line
+    assert line.startswith("  What differs, in the 2 failing cases that returned numbers: yours stops short in "
+                           "each of them"), line
+    assert "the other 2 raised IndexError" in line, line
+
+
+def test_what_differs_over_some_failing_cases_of_the_right_shape_says_shaped_right(capsys):
+    cases = [Case("two", {"x": [1.0, -2.0]}), Case("three", {"x": [0.5, 0.0, 3.0]}), Case("one", {"x": [5.0]})]
+
+    def off(x):              # 1 too much where it returns, None for one number
+        return [2 * v + 1 for v in x] if len(x) > 1 else None
+    check_function("double", off, cases, reference, lambda v, c: vector_problem(v, len(c.args["x"])))
+    line = next(text for text in capsys.readouterr().out.splitlines() if "What differs" in text)
+    assert "in the 2 failing cases that returned numbers shaped right: yours is 1 more than the right value in " \
+           "every entry of each of them; the other one failed in another way" in line, line

@@ -580,11 +580,26 @@ def matvec_not_reset(M, v):
     return out
 
 
+def matvec_rows_from_v(M, v):
+    """A trial learner's: n_rows = len(v), right for a square M only (too few outputs for a tall M, an
+    IndexError for a wide one)."""
+    n_rows = len(v)
+    n_cols = len(v)
+    out = []
+    for i in range(n_rows):
+        total = 0.0
+        for j in range(n_cols):
+            total += M[i * n_cols + j] * v[j]
+        out.append(total)
+    return out
+
+
 WRONG_MATVECS = [
     (matvec_stride_rows, "the number of rows used as the stride"),
     (matvec_column_major, "M read column by column"),
     (matvec_no_offset, "the row offset i * n_cols left out"),
     (matvec_not_reset, "the running sum is not reset for each row"),
+    (matvec_rows_from_v, "the number of rows taken as len(v), as if M were square"),
 ]
 
 
@@ -681,13 +696,30 @@ def test_transpose_names_the_mistake(fn, named, capsys):
     assert f"Likely mistake: {named}" in out, out
 
 
-def test_the_original_order_diagnosis_names_both_slips_that_give_it(capsys):
+def test_the_original_order_diagnosis_names_both_slips_that_give_it(monkeypatch, capsys):
+    from helpers.checks import _verdict
     for fn in (transpose_loops_swapped, transpose_reads_the_output_position):
+        monkeypatch.setattr(_verdict, "_FAILED_ATTEMPTS", {})
         assert not check_transpose(fn)
         out = capsys.readouterr().out
-        assert "the loops the wrong way round (i outside, j inside)" in out, out
-        assert "the loops the right way round while reading M[j * n_rows + i]" in out, out
+        assert "the two loops nested the wrong way round" in out, out
+        assert "where an element goes in the output instead of where it sits in M" in out, out
         assert "two loops in the wrong order" not in out
+
+
+def test_the_original_order_shows_the_loop_order_and_the_read_only_when_found_again(monkeypatch, capsys):
+    """A trial learner's first failure (the loops swapped) read "Loop over j ... outside and i inside, and read
+    M[i * n_cols + j]": the whole answer. The first time it says what is wrong and where, in words."""
+    from helpers.checks import _verdict
+    monkeypatch.setattr(_verdict, "_FAILED_ATTEMPTS", {})
+    line = "Loop over j (the output's rows, M's columns) outside and i inside, and read M[i * n_cols + j]."
+    assert not check_transpose(transpose_loops_swapped)
+    first = capsys.readouterr().out
+    assert "M returned in its original order" in first and line not in first, first
+    assert "M[i * n_cols + j]" not in first.split("Likely mistake:")[1], first
+    assert "If the check finds this again, it shows the line to write." in first, first
+    assert not check_transpose(transpose_loops_swapped)
+    assert line in capsys.readouterr().out
 
 
 @pytest.mark.parametrize("fn, message", [
@@ -1336,6 +1368,17 @@ def test_every_ffn_case_states_whether_it_is_square():
         D, H = len(case.args["x"]), len(case.args["b1"])
         said = "square D = H" if D == H else f"H {'>' if H > D else '<'} D"
         assert said in case.name, case.name
+
+
+def test_rows_taken_as_len_v_is_named_on_a_report_that_says_no_more_than_it_saw(capsys):
+    """A trial learner's n_rows = len(v) (some cases too short, some IndexError) was told "What differs, in the
+    failing cases that returned numbers shaped right", though none was shaped right. Now the slip is named, and
+    every case's own line says what came back."""
+    assert not check_matvec(matvec_rows_from_v)
+    out = capsys.readouterr().out
+    assert "Likely mistake: the number of rows taken as len(v), as if M were square" in out, out
+    assert "shaped right" not in out and "What differs" not in out, out
+    assert "returned 2 numbers; expected 3" in out and "raised IndexError" in out, out
 
 
 def test_w1_transposed_shows_the_sum_only_after_a_second_failure(monkeypatch, capsys):

@@ -293,7 +293,7 @@ def test_each_silu_mistake_is_named(mistake, capsys):
 
 def test_silu_math_exp_says_use_np_exp(capsys):
     assert_fails_with(check_silu, silu_math_exp_on_the_array, capsys, "raised TypeError",
-                      "line 2 of silu_math_exp_on_the_array", "use np.exp")
+                      "line 2 of silu_math_exp_on_the_array", "np.exp works element by element")
 
 
 def test_silu_stub_exception_and_none(capsys):
@@ -873,6 +873,51 @@ def test_the_line_comes_when_the_same_mistake_comes_back_not_after_any_second_fa
     assert formula in third, third
     result, fourth, _ = verdict(check_swiglu_ffn, silu_after_product, capsys)   # the first slip found again
     assert "silu(x @ W_gate) * (x @ W_up)" in fourth and "If the check finds this again" not in fourth, fourth
+
+
+def test_a_mistake_the_check_only_tried_is_not_counted_as_shown(first_failure, capsys):
+    """Diagnosing 4d, the check runs the rounded-down mutant, whose results its validator reads: that is no
+    message the learner saw, so a first rounded-down answer afterwards still gets the first tier."""
+    four_d = next(m.fn for m in lesson04._HIDDEN_MISTAKES if m.name.startswith("4d, the classic width, instead"))
+
+    def rounded_down(d, multiple_of=256):
+        return multiple_of * (int(2 * 4 * d / 3) // multiple_of)
+    result, first, _ = verdict(check_swiglu_hidden, four_d, capsys)
+    assert not result and "4d, the classic width" in result.mistake, first
+    result, second, _ = verdict(check_swiglu_hidden, rounded_down, capsys)
+    assert not result and "rounded down" in result.mistake, second
+    assert "math.ceil" not in second and "If the check finds this again" in second, second
+    result, third, _ = verdict(check_swiglu_hidden, rounded_down, capsys)
+    assert "math.ceil(h / m)" in third, third
+
+
+def test_rounded_down_says_what_the_width_never_falls_below_truthfully(first_failure, capsys):
+    """With multiple_of = 1 the right width, int(8/3 · d), is below 8/3 · d: the floor is h, not 8/3 · d."""
+    def rounded_down(d, multiple_of=256):
+        return multiple_of * (int(2 * 4 * d / 3) // multiple_of)
+    _, out, _ = verdict(check_swiglu_hidden, rounded_down, capsys)
+    assert "never falls below 8/3" not in out and "never below h, the truncated two thirds of 4d" in out, out
+    assert params.swiglu_hidden(1025, 1) == 2733 < 8 * 1025 / 3
+
+
+def test_silu_with_math_exp_names_np_exp_first_and_the_formula_only_when_found_again(first_failure, capsys):
+    formula = "z / (1 + np.exp(-z))"
+    result, first, _ = verdict(check_silu, silu_math_exp_on_the_array, capsys)
+    assert not result and "math.exp" in result.mistake and formula not in first.split("Likely mistake")[1], first
+    result, second, _ = verdict(check_silu, silu_math_exp_on_the_array, capsys)
+    assert formula in second.split("Likely mistake")[1], second
+
+
+def test_gelu_with_math_erf_names_scipy_first_and_the_call_only_when_found_again(first_failure, capsys):
+    """A trial learner's math.erf on an array was handed special.erf(z / math.sqrt(2)) on a first failure."""
+    def gelu(z):
+        return 0.5 * z * (1 + math.erf(z / math.sqrt(2)))
+    call = "special.erf(z / math.sqrt(2))"
+    result, first, _ = verdict(check_gelu, gelu, capsys)
+    assert not result and "math.erf" in result.mistake and "scipy.special.erf" in first, first
+    assert call not in first and "If the check finds this again" in first, first
+    result, second, _ = verdict(check_gelu, gelu, capsys)
+    assert call in second, second
 
 
 def test_hidden_width_round_is_told_no_trick_it_did_not_use(first_failure, capsys):

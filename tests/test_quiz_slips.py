@@ -12,7 +12,7 @@ from helpers.quizzes import LESSONS
 
 D, D_FF = GPT2_SMALL["d"], GPT2_SMALL["d_ff"]
 MED, MED_FF = GPT2_MEDIUM["d"], GPT2_MEDIUM["d_ff"]
-LLAMA_TWO_THIRDS = 2 * 4 * LLAMA_7B["d"] / 3
+SWIGLU_TWO_THIRDS = 2 * 4 * 5_120 / 3             # lesson 04's question: d = 5,120, multiple_of = 256
 TOP2 = math.exp(2) / (math.exp(2) + 1)
 
 # (lesson, question id, a learner's answer, words its feedback must hold): one row per slip a trial learner
@@ -46,10 +46,13 @@ SLIPS = [
     ("03", "gpt2-medium-ffn", 8.39, "in millions"),
     ("03", "gpt2-medium-ffn", "8,394,000", "rounded"),
     ("03", "gpt2-medium-ffn", 4 * ffn_params(MED, MED_FF), "bytes"),
-    ("04", "llama-width", f"{LLAMA_TWO_THIRDS:.2f}", "round up to a multiple of 256"),      # 10,922.67
-    ("04", "llama-width", int(LLAMA_TWO_THIRDS), "truncated, the first step"),
-    ("04", "llama-width", 11_000, "not a multiple of 256"),
-    ("04", "llama-width", 11 * 1024, "multiple of 1,024"),
+    ("04", "swiglu-width", f"{SWIGLU_TWO_THIRDS:.2f}", "round up to a multiple of 256"),    # 13,653.33
+    ("04", "swiglu-width", int(SWIGLU_TWO_THIRDS), "truncated, the first step"),            # not rounded
+    ("04", "swiglu-width", 256 * (int(SWIGLU_TWO_THIRDS) // 256), "rounded down"),          # 13,568
+    ("04", "swiglu-width", 4 * 5_120, "4d, the classic FFN's width"),                       # two thirds not taken
+    ("04", "swiglu-width", LLAMA_7B["d_ff"], "Llama 7B's width"),                          # section 7's number read
+    ("04", "swiglu-width", 13_800, "not a multiple of 256"),
+    ("04", "swiglu-width", 1024 * math.ceil(int(SWIGLU_TWO_THIRDS) / 1024), "multiple of 1,024"),
     ("05", "narrowest", 16 * 10, "entries"),
     ("05", "narrowest", 10, "its smaller side"),
     ("05", "narrowest", 2, "section 5's stack"),

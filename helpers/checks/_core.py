@@ -25,7 +25,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from helpers.checks._verdict import copied_from, current_tally, held_before, hidden_cases
+from helpers.checks._verdict import copied_from, current_tally, held_before, hidden_cases, not_the_learners
 from helpers.checks._verdict import hidden_rng  # noqa: F401  (the lessons' hidden cases draw from it)
 
 PASS, FAIL = "\u2714", "\u2718"  # check mark, ballot x
@@ -535,11 +535,13 @@ def _agree(outcome: Outcome, normalized: Any, other: Outcome, case: Case, valida
     if other.mutated and outcome.mutated != other.mutated:   # a mistake that changes its inputs is matched by
         return False                                          # a learner who changes the same ones
     try:
-        theirs_problem = validate(other.value, case)
+        with not_the_learners():                     # said of results only compared here: nothing is held back
+            theirs_problem = validate(other.value, case)
+            mine_problem = validate(outcome.value, case) if theirs_problem is not None else None
         if theirs_problem is not None:  # the mistake returns something malformed here ...
             # ... so it matches a learner whose result is malformed in the same way: the same values, and what is
             # wrong with them said in the same words (an input left moved by eps is not one left off by rounding)
-            return (normalized is None and _gist(str(validate(outcome.value, case))) == _gist(str(theirs_problem))
+            return (normalized is None and _gist(str(mine_problem)) == _gist(str(theirs_problem))
                     and (close(outcome.value, other.value) or _same(outcome.value, other.value)))
         if normalized is None:
             return False
@@ -560,8 +562,9 @@ def _float32_inputs(case: Case) -> bool:
 def _wrong(result: Outcome, case: Case, expected: Any, validate, normalize, compare) -> bool:
     """Whether a mistake's outcome on a case differs from the expected one."""
     try:
-        return (result.raised or bool(result.mutated) or validate(result.value, case) is not None
-                or not compare(normalize(result.value), expected))
+        with not_the_learners():
+            return (result.raised or bool(result.mutated) or validate(result.value, case) is not None
+                    or not compare(normalize(result.value), expected))
     except Exception:
         return True
 
@@ -777,9 +780,16 @@ def _check_function(title, fn, cases, reference, validate, mistakes, compare, no
         wrong_values = False              # the dtype is the thing to fix: a hint about the formula would mislead
     elif show_notes:
         report.tally.problem = notes[0].strip(" ()")
-    elif readable and not show_notes and not said_alike and (differs := what_differs(readable)):
-        some = "" if len(readable) == len(failures) else ", in the failing cases that returned numbers shaped right"
-        report.line(f"What differs{some}: {differs}. No mistake this check knows gives your numbers on every "
+    elif readable and not show_notes and not said_alike and \
+            (differs := what_differs(readable, among="" if len(readable) == len(failures) else "them")):
+        some = rest = ""
+        if len(readable) < len(failures):   # say which failing cases the words are about, and what the others did
+            shaped = all(_parts(value, expected) or _try(lambda v: np.shape(v) == np.shape(expected), value)
+                         for value, expected in readable)
+            some = (f", in the {plural(len(readable), 'failing case')} that returned numbers"
+                    + (" shaped right" if shaped else ""))
+            rest = "; " + _the_others([judged[i] for i in failures], len(readable))
+        report.line(f"What differs{some}: {differs}{rest}. No mistake this check knows gives your numbers on every "
                     "failing case.")
         if len(readable) == len(failures) or judged[failures[0]].kind == "numbers":
             report.tally.problem = differs
@@ -839,11 +849,24 @@ def _comparable(normalize, judged: _Judged) -> bool:
     return got.shape == expected.shape and bool(np.all(np.isfinite(got)))
 
 
-def what_differs(pairs: Sequence[tuple[Any, Any]]) -> str:
+def _the_others(failing: Sequence[_Judged], n_readable: int) -> str:
+    """What the failing cases that returned no numbers to compare did, after what_differs has spoken of the
+    rest: "the other 3 raised IndexError", or that they failed otherwise (their own lines say how)."""
+    others = len(failing) - n_readable
+    raised = sorted({type(j.outcome.error).__name__ for j in failing if j.kind == "raised"})
+    if raised and sum(j.kind == "raised" for j in failing) == others:
+        return f"the other {others} raised {' or '.join(raised)}" if others > 1 else f"the other one raised {raised[0]}"
+    return (f"the other {others} failed in other ways (their lines above say how)" if others > 1
+            else "the other one failed in another way (its line above says how)")
+
+
+def what_differs(pairs: Sequence[tuple[Any, Any]], among: str = "") -> str:
     """What the learner's numbers (got) do against the expected ones over the failing cases, (got, expected)
     pairs of one shape, said without naming a mistake: off by the same amount or factor everywhere, the sign
     flipped, which entries (rows, columns) differ and in which direction, and the largest gap. "" when the
-    values are not numbers of matching shapes."""
+    values are not numbers of matching shapes. `among` names the pairs when they are only some of the failing
+    cases ("them", after "in the 2 failing cases that returned numbers"): "in each of them", not "in every
+    failing case"."""
     if pairs and all(_parts(got, expected) for got, expected in pairs):     # several arrays returned, e.g. (W, b)
         n = len(pairs[0][0])
         wrong = [k for k in range(n) if any(not close(got[k], expected[k], rtol=1e-9, atol=1e-12)
@@ -852,7 +875,7 @@ def what_differs(pairs: Sequence[tuple[Any, Any]]) -> str:
         if wrong and len(wrong) < n:
             parts = " and ".join(ordinal[k] for k in wrong)
             inner = what_differs([(got[wrong[0]], expected[wrong[0]]) for got, expected in pairs
-                                  if not close(got[wrong[0]], expected[wrong[0]], rtol=1e-9, atol=1e-12)])
+                                  if not close(got[wrong[0]], expected[wrong[0]], rtol=1e-9, atol=1e-12)], among)
             return (f"of the {n} values returned, only the {parts} {'is' if len(wrong) == 1 else 'are'} wrong"
                     + (f"; in the {ordinal[wrong[0]]}, {inner}" if inner else ""))
         return ""
@@ -863,14 +886,15 @@ def what_differs(pairs: Sequence[tuple[Any, Any]]) -> str:
         except (TypeError, ValueError, OverflowError):
             return ""
         if g.ndim == 1 and e.ndim == 1 and g.shape != e.shape or g.size == 0 or e.size == 0:
-            return _which_items(pairs)
+            return _which_items(pairs, among)
         if g.shape != e.shape or not (np.all(np.isfinite(g)) and np.all(np.isfinite(e))):
             return ""
         arrays.append((g, e))
     if not arrays:
         return ""
     scalar = all(g.size == 1 for g, _ in arrays)
-    where = "in every failing case" if scalar else "in every entry of every failing case"
+    every = f"each of {among}" if among else "every failing case"
+    where = f"in {every}" if scalar else f"in every entry of {every}"
     gaps = [g - e for g, e in arrays]
     largest = max((gap.ravel()[int(np.argmax(np.abs(gap)))] for gap in gaps), key=abs)
     if all(np.allclose(gap, largest, rtol=1e-9, atol=1e-12) for gap in gaps):
@@ -948,9 +972,9 @@ def _parts(got: Any, expected: Any) -> bool:
             and all(np.shape(g) == np.shape(e) for g, e in zip(got, expected)))
 
 
-def _which_items(pairs: Sequence[tuple[Any, Any]]) -> str:
+def _which_items(pairs: Sequence[tuple[Any, Any]], among: str = "") -> str:
     """what_differs for flat sequences of other lengths (a list of indices, a vector cut short): what yours
-    leaves out or adds, said for every failing case when it is the same there."""
+    leaves out or adds, said for every failing case (or each of `among`) when it is the same there."""
     kinds = []
     for got, expected in pairs:
         try:
@@ -977,7 +1001,7 @@ def _which_items(pairs: Sequence[tuple[Any, Any]]) -> str:
         kinds = [("short", text) for _, text in kinds]     # nothing at all is the shortest of all
     first = kinds[0][1]
     if all(kind == kinds[0][0] for kind, _ in kinds) and kinds[0][0] in ("empty", "short", "long", "fewer", "more"):
-        every = " in every failing case" if len(kinds) > 1 else ""
+        every = (f" in each of {among}" if among else " in every failing case") if len(kinds) > 1 else ""
         if kinds[0][0] == "empty":
             return "yours is empty" + every
         if kinds[0][0] == "short":
@@ -985,7 +1009,7 @@ def _which_items(pairs: Sequence[tuple[Any, Any]]) -> str:
             return (f"yours stops short{every}, with the last {lost.pop()} missing and the rest right" if len(lost) == 1
                     else f"yours stops short{every} (the rest is right); in the first, {first.split(': ', 1)[1]}")
         return first + (f" (and alike{every})" if every else "")
-    return f"in the first failing case {first}"
+    return f"in the first of {among} {first}" if among else f"in the first failing case {first}"
 
 
 def largest_difference(got: Any, expected: Any) -> str:

@@ -196,12 +196,30 @@ def failed_attempts(exercise: str) -> int:
     return _FAILED_ATTEMPTS.get(exercise, 0)
 
 
+# Set while a check judges a known mistake's result (a mutant's), not the learner's: what a validator would hold
+# back for such a result is no line the learner was shown, so it must not count as held (see held_before).
+_NOT_THE_LEARNERS: contextvars.ContextVar[bool] = contextvars.ContextVar("ffn_not_the_learners", default=False)
+
+
+@contextlib.contextmanager
+def not_the_learners():
+    """Within it, held_before records nothing: the check is reading a mutant's result (helpers.checks._core's
+    _agree and _wrong), and a validator's message about it is never printed."""
+    token = _NOT_THE_LEARNERS.set(True)
+    try:
+        yield
+    finally:
+        _NOT_THE_LEARNERS.reset(token)
+
+
 def held_before(exercise: str, key: str) -> bool:
     """Whether an earlier failed run of `exercise`'s check, in this kernel, already held back the line keyed
     `key` (a named mistake's name, or the held text itself). A line of the solution comes on the second time
     the same mistake is found, not after any second failure: a learner who makes a new slip gets its first tier.
-    The keys live in _FAILED_ATTEMPTS, under "exercise: key", so clearing that clears them too."""
-    current_tally().held.add(key)
+    The keys live in _FAILED_ATTEMPTS, under "exercise: key", so clearing that clears them too. A key met while
+    the check reads a mutant's result (not_the_learners) is not recorded: the learner saw no message about it."""
+    if not _NOT_THE_LEARNERS.get():
+        current_tally().held.add(key)
     return _FAILED_ATTEMPTS.get(f"{exercise}: {key}", 0) >= 1
 
 

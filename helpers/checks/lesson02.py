@@ -430,6 +430,13 @@ MATVEC_MISTAKES = [
     Mistake("the running sum is not reset for each row",
             "Start each output from 0: put `total = 0` inside the loop over rows, not before it.",
             lambda M, v: _running(flat.matvec(M, v))),
+    # n_rows = len(v): right for a square M only; a tall M gets too few outputs, a wide one an IndexError.
+    Mistake("the number of rows taken as len(v), as if M were square",
+            "len(v) is the number of columns, the length of one row. The number of rows is how many such rows "
+            "the flat list holds, len(M) // len(v), and the result has one number per row. The two agree only "
+            "for a square M, which is why the 2 x 2 cases passed: a tall M gets too few outputs, and a wide one "
+            "runs past the end of the list.",
+            lambda M, v: _product(M, v, len(v), lambda i, j: i * len(v) + j)),
 ]
 
 
@@ -686,11 +693,12 @@ TRANSPOSE_CASES = [
 
 TRANSPOSE_MISTAKES = [
     Mistake("M returned in its original order",
-            "Two slips give this: the loops the wrong way round (i outside, j inside) while reading "
-            "M[i * n_cols + j], or the loops the right way round while reading M[j * n_rows + i], which is "
-            "where element (i, j) goes in the output, not where it sits in M. Loop over j (the output's rows, "
-            "M's columns) outside and i inside, and read M[i * n_cols + j].",
-            lambda M, n_rows, n_cols: list(M)),
+            "Your output lists M's numbers row after row, as M holds them; the transpose lists them column after "
+            "column, since row j of the output is column j of M. Two slips give this: the two loops nested the "
+            "wrong way round for the index you read, or reading M at the position where an element goes in the "
+            "output instead of where it sits in M. Look at which loop is outside and which index you read.",
+            lambda M, n_rows, n_cols: list(M),
+            "Loop over j (the output's rows, M's columns) outside and i inside, and read M[i * n_cols + j]."),
     Mistake("M read with the number of rows as its stride",
             "In M, row i starts at i * n_cols: element (i, j) is M[i * n_cols + j], not M[i * n_rows + j].",
             lambda M, n_rows, n_cols: [M[i * n_rows + j] for j in range(n_cols) for i in range(n_rows)]),

@@ -170,8 +170,9 @@ def _math_on_array(f):
 _GELU_MISTAKES = [
     Mistake("math.erf (a function of one number) applied to a whole array",
             "math.erf takes one number at a time. scipy.special.erf (imported as `special`) works element by "
-            "element on a whole array: special.erf(z / math.sqrt(2)).",
-            _math_on_array(lambda z: z * 0.5 * (1 + math.erf(z / SQRT2)))),
+            "element on a whole array: use it in place of math.erf.",
+            _math_on_array(lambda z: z * 0.5 * (1 + math.erf(z / SQRT2))),
+            "In the formula that is special.erf(z / math.sqrt(2))."),
     Mistake("the tanh approximation (GPT-2's formula) where the exact GELU was asked for",
             "Use the error function: gelu(z) = z * 0.5 * (1 + erf(z / sqrt(2))). The tanh form is close "
             "(within 5e-4) but it is a different function.",
@@ -238,9 +239,10 @@ def check_gelu(fn) -> bool:
 # --------------------------------------------------------------------------------------------------------
 _SILU_MISTAKES = [
     Mistake("math.exp (a function of one number) applied to a whole array",
-            "math.exp takes one number at a time; use np.exp, which works element by element on a whole "
-            "array: z / (1 + np.exp(-z)).",
-            _math_on_array(lambda z: z / (1 + math.exp(-z)))),
+            "math.exp takes one number at a time; np.exp works element by element on a whole array: use it in "
+            "place of math.exp.",
+            _math_on_array(lambda z: z / (1 + math.exp(-z))),
+            "In the formula that is z / (1 + np.exp(-z))."),
     Mistake("sigmoid alone, without the factor z",
             "1 / (1 + e^-z) is the sigmoid σ(z); SiLU multiplies it by z: z / (1 + e^-z).",
             lambda z: special.expit(np.asarray(z, dtype=float))),
@@ -660,12 +662,12 @@ def _hidden_hidden() -> list[Case]:
 
 _HIDDEN_MISTAKES = [
     Mistake("not rounded to a multiple at all",
-            "After int(2 * 4 * d / 3), round UP to the next multiple of multiple_of: for d = 4096 that takes "
+            "After int(2 * 4d / 3), round UP to the next multiple of multiple_of: for d = 4096 that takes "
             "10,922 to 11,008.",
             lambda d, multiple_of=256: int(2 * 4 * d / 3)),
     Mistake("rounded down instead of up",
-            "Round up instead: a fraction of a multiple still needs a whole one, so the width never falls below "
-            "8/3 · d.",
+            "Round up instead: a fraction of a multiple still needs a whole one, so the width is never below h, "
+            "the truncated two thirds of 4d.",
             lambda d, multiple_of=256: multiple_of * (int(2 * 4 * d / 3) // multiple_of)),
     Mistake("rounded to the nearest multiple instead of up",
             "Llama always rounds up, and round() goes down when the remainder is under half a multiple: for "
@@ -678,24 +680,24 @@ _HIDDEN_MISTAKES = [
             "an exact multiple alone.",
             lambda d, multiple_of=256: multiple_of * (int(2 * 4 * d / 3) // multiple_of + 1)),
     Mistake("8/3 · d rounded up directly, without truncating it to an int first",
-            "Llama first truncates, h = int(2 * 4 * d / 3) (10,922 for d = 4096), and only then rounds up to "
+            "Llama first truncates, h = int(2 * 4d / 3) (10,922 for d = 4096), and only then rounds up to "
             "a multiple. With multiple_of = 1 the two differ: 10,922 versus 10,923.",
             lambda d, multiple_of=256: multiple_of * math.ceil(8 * d / 3 / multiple_of)),
     Mistake("multiple_of ignored (always 256)",
             "Round up to the multiple_of you were given, not to 256.",
             lambda d, multiple_of=256: 256 * math.ceil(int(2 * 4 * d / 3) / 256)),
     Mistake("2/3 of d instead of 2/3 of 4d",
-            "Start from the classic width 4d and take two thirds of it: int(2 * 4 * d / 3).",
+            "Start from the classic width 4d and take two thirds of it: int(2 * 4d / 3).",
             lambda d, multiple_of=256: multiple_of * math.ceil(int(2 * d / 3) / multiple_of)),
     Mistake("4d, the classic width, instead of 8/3 · d",
             "SwiGLU has three matrices, so it shrinks the width to 2/3 of 4d to keep the parameter count level.",
             lambda d, multiple_of=256: 4 * d),
     Mistake("4d, the classic width, rounded up, instead of 8/3 · d",
             "SwiGLU has three matrices, so it shrinks the width to 2/3 of 4d to keep the parameter count level: "
-            "start from int(2 * 4 * d / 3).",
+            "start from int(2 * 4d / 3).",
             lambda d, multiple_of=256: multiple_of * math.ceil(4 * d / multiple_of)),
     Mistake("Llama 7B's width, 11,008, returned for every d",
-            "The function should compute the width from d and multiple_of: int(2 * 4 * d / 3), rounded up to a "
+            "The function should compute the width from d and multiple_of: int(2 * 4d / 3), rounded up to a "
             "multiple of multiple_of.",
             lambda d, multiple_of=256: 11_008),
     Mistake("rounded up with a bit trick that works only when multiple_of is a power of two",
@@ -741,7 +743,7 @@ _HIDDEN_FORMULAS = ["math.ceil(h / m)", "-(-h // m)", "math.ceil(h / multiple_of
 
 def _width_problem(value, case) -> str | None:
     problem = int_problem(value, "the width", "wrap the result in int(...); math.ceil returns an int, np.ceil a "
-                          "float", "truncate 2 * 4 * d / 3 with int(...) and round it up to a multiple of multiple_of")
+                          "float", "truncate 2 * 4d / 3 with int(...) and round it up to a multiple of multiple_of")
     if problem is None and int(value).bit_length() > 100:       # never float() or str() a number this big
         return (f"returned a number about {int(value).bit_length() * 0.30103:,.0f} digits long: a power crept in. "
                 "Look for ** where * was meant")

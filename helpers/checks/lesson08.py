@@ -632,8 +632,10 @@ _NUMERICAL_MISTAKES = [
             "(f(a + eps) - f(a - eps)) / (2 eps) cancels that term.",
             lambda f, a, eps: (f(a) - _perturbed(f, a, eps, -eps)) / eps),
     Mistake("multiplied by eps instead of divided by 2 eps (`/ 2 * eps` reads as (.../ 2) * eps)",
-            "Put the denominator in parentheses: (up - down) / (2 * eps).",
-            lambda f, a, eps: (_perturbed(f, a, eps, eps) - _perturbed(f, a, eps, -eps)) / 2 * eps),
+            "Put the denominator in parentheses: without them, / 2 * eps divides by 2 and then multiplies by "
+            "eps.",
+            lambda f, a, eps: (_perturbed(f, a, eps, eps) - _perturbed(f, a, eps, -eps)) / 2 * eps,
+            "(up - down) / (2 * eps)."),
     Mistake("the nudged entries computed in float32 (a float32 copy of a)",
             "float32 keeps about 7 digits, so a step of 1e-5 on an entry near 1 is mostly rounding. Nudge a "
             "itself (float64) or a.copy().", _float32_copy),

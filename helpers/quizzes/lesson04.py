@@ -5,47 +5,54 @@ from helpers.models import LLAMA_7B
 from helpers.params import swiglu_hidden
 from helpers.quiz import Choice, Numeric, Option, Quiz, Slip
 
-D = LLAMA_7B["d"]
-TWO_THIRDS = int(2 * 4 * D / 3)          # 10,922: question 1's first step; its slips are worked out from these
+# Question 1 asks for Llama's rule at another width than section 7 prints (Llama 7B's d = 4,096 and 11,008), so
+# that it takes the two steps, not a reading of the lesson. Its answer and slips are worked out from these.
+D, MULTIPLE = 5_120, 256
+H = int(2 * 4 * D / 3)                   # 13,653: the first step, two thirds of 4d truncated
+ANSWER = swiglu_hidden(D, MULTIPLE)      # 13,824: rounded up to a multiple of 256
 
 QUIZ = Quiz("04", [
     Numeric(
-        "llama-width",
-        "Llama 7B has d = 4,096 and a SwiGLU FFN. What is its hidden width d_ff: two thirds of 4d, truncated to "
-        "an int, then rounded up to a multiple of 256?",
-        swiglu_hidden(D),
+        "swiglu-width",
+        f"A model sizes its SwiGLU FFN by Llama's rule of section 7, with d = {D:,} and multiple_of = {MULTIPLE}. "
+        "What is its hidden width d_ff?",
+        ANSWER,
         whole=True,
-        why="int(2 * 4 * 4096 / 3) = 10,922, and the next multiple of 256 is 43 x 256 = 11,008: three matrices of "
-            "4,096 x 11,008 hold about as many weights as two of 4,096 x 16,384.",
+        why=f"int(2 * 4 * {D:,} / 3) = {H:,}, which is {H / MULTIPLE:.2f} multiples of {MULTIPLE}; the fraction "
+            f"needs a whole multiple more, so d_ff = {ANSWER // MULTIPLE} x {MULTIPLE} = {ANSWER:,}. Three matrices "
+            f"of {D:,} x {ANSWER:,} hold about as many weights as two of {D:,} x {4 * D:,}.",
         wrong={
-            TWO_THIRDS: "That is two thirds of 4d truncated, the first step. Llama's code then rounds it up to a "
-                        "multiple of 256 ('make SwiGLU hidden layer size multiple of large power of 2').",
+            H: "That is two thirds of 4d truncated, the first step. Llama's code then rounds it up to a multiple "
+               "of 256 ('make SwiGLU hidden layer size multiple of large power of 2').",
             math.ceil(8 * D / 3): "That is 8/3 · d rounded up to a whole number; the width is then rounded up to a "
                                   "multiple of 256.",
             8 * D / 3: "That is two thirds of 4d, the first step, not yet a whole number. Truncate it to an int, "
                        "then round up to a multiple of 256.",
-            256 * (TWO_THIRDS // 256): "That is 42 x 256: rounded down. Llama rounds up, so the width never falls "
-                                       "below 8/3 · d.",
-            4 * D: "That is 4d, the classic FFN's width. SwiGLU has a third matrix, so it shrinks the width to "
-                   "two thirds of 4d to keep the parameter count level.",
-            swiglu_hidden(D // 4): "That starts from two thirds of d. The classic width is 4d, and SwiGLU takes "
-                                   "two thirds of that.",
-            2 * D / 3: "That is two thirds of d, not of 4d: the classic width is 4d, and SwiGLU takes two "
-                       "thirds of that.",
-            256 * math.ceil(int(4 * D / 3) / 256):
+            MULTIPLE * (H // MULTIPLE): f"That is a multiple of 256 below h = {H:,}: rounded down. Llama rounds up: "
+                                        "a fraction of a multiple still needs a whole one, so the width is never "
+                                        "below h.",
+            4 * D: "That is 4d, the classic FFN's width (already a multiple of 256, so rounding leaves it). SwiGLU "
+                   "has a third matrix, so it first takes two thirds of 4d, to keep the parameter count level.",
+            swiglu_hidden(D // 4, MULTIPLE): "That starts from two thirds of d. The classic width is 4d, and SwiGLU "
+                                             "takes two thirds of that.",
+            2 * D / 3: "That is two thirds of d, not of 4d: the classic width is 4d, and SwiGLU takes two thirds of "
+                       "that.",
+            MULTIPLE * math.ceil(int(4 * D / 3) / MULTIPLE):
                 "That takes one third of 4d; SwiGLU keeps two thirds of it, so that its three matrices hold as "
                 "many weights as the classic two.",
-            1024 * math.ceil(TWO_THIRDS / 1024): "That rounds up to a multiple of 1,024 (11 x 1,024); Llama's "
-                                                 "multiple is 256.",
-            swiglu_hidden(D) * 3: "That adds up the widths of the three matrices' hidden layers; they share one "
-                                  "hidden layer of d_ff units.",
+            1024 * math.ceil(H / 1024): "That rounds up to a multiple of 1,024; the question's multiple_of is 256.",
+            3 * ANSWER: "That adds up the widths of the three matrices' hidden layers; they share one hidden layer "
+                        "of d_ff units.",
+            LLAMA_7B["d_ff"]: f"That is Llama 7B's width, for d = {LLAMA_7B['d']:,}, as section 7 printed it. This "
+                              f"model has d = {D:,}: take the same two steps from its own d.",
         },
-        slips=[Slip(lambda v: f"{v:,.10g} is not a multiple of 256, and Llama's width is: after taking two thirds "
-                              "of 4d, round up to the next multiple of 256.",
-                    test=lambda v: v % 256 != 0, shown="a number that is not a multiple of 256")],
-        low="Too small: start from the classic width 4d = 16,384, take two thirds of it, and round up, never down.",
-        high="Too large: SwiGLU shrinks the classic width 4d = 16,384 to about two thirds, and the rounding "
-             "goes up to the first multiple of 256 above that, no further.",
+        slips=[Slip(lambda v: f"{v:,.10g} is not a multiple of 256, and the width is: after taking two thirds of "
+                              "4d, round up to the next multiple of 256.",
+                    test=lambda v: v % MULTIPLE != 0, shown="a number that is not a multiple of 256")],
+        low=f"Too small: start from the classic width 4d = {4 * D:,}, take two thirds of it, and round up, never "
+            "down.",
+        high=f"Too large: SwiGLU shrinks the classic width 4d = {4 * D:,} to about two thirds, and the rounding "
+             "goes up to the first multiple of 256 at or above that, no further.",
     ),
     Choice(
         "exact-zeros",

@@ -409,8 +409,9 @@ class Quiz:
     # ---- showing ---------------------------------------------------------------------------------------
     def intro(self) -> str:
         return (f"{self.title}: {len(self.questions)} questions on this lesson's key ideas. In JupyterLab "
-                "choose and press Check; in any kernel answer in code, for example quiz.answer(1, \"B\"), "
-                "quiz.answer(2, \"AC\") where several answers apply, or quiz.answer(3, 4096).")
+                "choose and press Check; in any kernel answer in code with quiz.answer(question, answer): the "
+                "answer is a letter such as \"B\", letters such as \"AC\" where several apply, or a number "
+                "such as 4096.")
 
     def text(self) -> str:
         """The questions as plain text, the same on every run."""

@@ -75,9 +75,9 @@ def test_stubs_say_which_exercise_is_missing(capsys):
     def stub(*args):
         raise NotImplementedError
     assert not gradient_check(stub, own_central, **case())
-    assert "ffn_backward: not implemented yet (exercise 2)" in capsys.readouterr().out
+    assert "ffn_backward: not implemented yet (Exercise 3)" in capsys.readouterr().out
     assert not gradient_check(ffn_backward, stub, **case())
-    assert "numerical_gradient: not implemented yet (exercise 3)" in capsys.readouterr().out
+    assert "numerical_gradient: not implemented yet (Exercise 4)" in capsys.readouterr().out
 
 
 def test_a_forward_difference_passes_here_because_this_loss_is_piecewise_linear(capsys):

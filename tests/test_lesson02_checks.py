@@ -447,7 +447,7 @@ def test_ffn_forward_with_no_known_mistake_shows_expected_and_got(capsys, monkey
     assert not check_ffn_forward(lambda x, W1, b1, W2, b2: [1.0] * len(x))
     out = capsys.readouterr().out
     assert "expected [-1.545, 3.485], got [1, 1]" in out and "Hint: z[i] = sum over j" not in out
-    assert "If the check finds this again, it shows the line to write." in out
+    assert "If the same failure comes back, the check shows the line to write." in out
     assert not check_ffn_forward(lambda x, W1, b1, W2, b2: [1.0] * len(x))   # the same failure again
     assert "Hint: z[i] = sum over j" in capsys.readouterr().out
 

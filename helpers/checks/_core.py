@@ -415,6 +415,7 @@ class Mistake:
 
 
 SECOND_TIER = "If the check finds this again, it shows the line to write."
+SECOND_TIER_UNNAMED = "If the same failure comes back, the check shows the line to write."
 
 
 def tiered(text: str, formulas: Sequence[str]) -> tuple[str, str]:
@@ -796,7 +797,7 @@ def _check_function(title, fn, cases, reference, validate, mistakes, compare, no
     if not found and wrong_values and fallback_hint:
         if isinstance(fallback_hint, tuple):   # (a first failure's nudge, what a second failure may show)
             fallback_hint = (fallback_hint[1] if held_before(title, fallback_hint[1])
-                             else f"{fallback_hint[0]} {SECOND_TIER}")
+                             else f"{fallback_hint[0]} {SECOND_TIER_UNNAMED}")
         report.line(f"Hint: {fallback_hint}")
     return report.finish(len(cases), len(failures), hidden=len(hidden) if run_hidden else 0,
                          hidden_skipped=has_hidden and not run_hidden)

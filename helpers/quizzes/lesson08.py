@@ -11,8 +11,8 @@ QUIZ = Quiz("08", [
             DB2[1],
             why="b2 is added to every token's output, so each token adds its dy to db2: db2 = dy.sum(axis=0) = "
                 "5 x [3, 2, -1], and db2[1] = 10.",
-            wrong={DY[1]: "That is one token's dy. The bias is shared by all 5 tokens: sum their rows, "
-                          "dy.sum(axis=0).",
+            wrong={DY[1]: "That is one token's dy, and also the mean over the 5 identical rows. The bias is "
+                          "shared by all 5 tokens: its gradient sums their rows, dy.sum(axis=0), not their mean.",
                    DY[1] / T: "That divides by T. The gradient of a shared parameter is a sum over tokens; if the "
                               "loss is a mean, its 1/T is already inside dy.",
                    DB2[0]: "That is db2[0], the first output bias: indices count from 0, so db2[1] is the second "

@@ -1,6 +1,7 @@
 """A named mistake is the learner's (issue 21, section 1): the labelled bank of tests/bank_named.py, and the
 examples trial learners met, each of which used to name a mistake the learner did not make."""
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -36,6 +37,20 @@ def test_every_wrong_answer_is_rejected_every_right_one_passes_and_every_name_is
     misnamed = [(r.answer.exercise, r.answer.style, r.answer.label, r.named) for r in shares["misnamed"]]
     assert not misnamed, misnamed
     assert shares["named_right"] == shares["named"] > 0.7 * shares["wrong"]   # and most mistakes are named
+    # README quotes these figures: they follow the bank
+    readme = " ".join((Path(__file__).resolve().parent.parent / "README.md").read_text().split())
+    per_lesson = {}
+    for r in results:
+        if not r.answer.right:
+            lesson = bank_named.lesson_of(r.answer.exercise)
+            per_lesson[lesson] = per_lesson.get(lesson, 0) + 1
+    counts = [str(per_lesson[lesson]) for lesson in sorted(per_lesson)]
+    for phrase in (f"`tests/bank_named.py`: {shares['wrong']} wrong answers",
+                   f"(lesson by lesson {', '.join(counts[:-1])} and {counts[-1]})",
+                   f"and {shares['right']} right answers",
+                   f"{shares['named']} of the {shares['wrong']} get a name, all {shares['named']} the right one",
+                   f"The other {shares['wrong'] - shares['named']} are told what differs"):
+        assert phrase in readme, phrase
 
 
 def test_a_named_mistake_is_what_progress_records():

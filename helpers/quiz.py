@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-
 import html
 import importlib
 import math
@@ -70,7 +69,7 @@ class Feedback:
 @dataclass(frozen=True)
 class Choice:
     """A multiple-choice question. The options are written in any order (the right one first, say); a Quiz shows
-    them arranged (see Quiz.__init__) so that which letter is right follows no pattern a learner could guess
+    them arranged (see arranged) so that which letter is right follows no pattern a learner could guess
     from, the same on every run, in the notebook, on the site and in the slides."""
     id: str
     prompt: str
@@ -81,7 +80,6 @@ class Choice:
     def __post_init__(self):
         if not 2 <= len(self.options) <= len(LETTERS):
             raise ValueError(f"question {self.id!r}: give 2 to {len(LETTERS)} options")
-
         right = sum(o.correct for o in self.options)
         if right == 0 or (right > 1 and not self.several):
             raise ValueError(f"question {self.id!r}: {right} correct options; a single-answer question needs "

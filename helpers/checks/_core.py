@@ -446,7 +446,8 @@ def with_tiers(mistakes: Sequence[Mistake], formulas: Sequence[str]) -> list[Mis
 def held_back(title: str, text: str | None, formulas: Sequence[str]) -> str | None:
     """A validator's message as the check of `title` may print it now: the first time it is found, without the
     sentences that show one of `formulas` (see tiered), saying that the line comes if it is found again; whole
-    the second time (see held_before). A message that shows no formula, or None, comes back as it is (an Observed stays one)."""
+    the second time (see held_before). A message that shows no formula, or None, comes back as it is (an
+    Observed stays one)."""
     if not text:
         return text
     first, later = tiered(text, formulas)
@@ -538,12 +539,11 @@ def _agree(outcome: Outcome, normalized: Any, other: Outcome, case: Case, valida
     try:
         with not_the_learners():                     # said of results only compared here: nothing is held back
             theirs_problem = validate(other.value, case)
-            mine_problem = validate(outcome.value, case) if theirs_problem is not None else None
-        if theirs_problem is not None:  # the mistake returns something malformed here ...
-            # ... so it matches a learner whose result is malformed in the same way: the same values, and what is
-            # wrong with them said in the same words (an input left moved by eps is not one left off by rounding)
-            return (normalized is None and _gist(str(mine_problem)) == _gist(str(theirs_problem))
-                    and (close(outcome.value, other.value) or _same(outcome.value, other.value)))
+            if theirs_problem is not None:  # the mistake returns something malformed here ...
+                # ... so it matches a learner whose result is malformed in the same way: the same values, and what
+                # is wrong with them said in the same words (an input left moved by eps is not one off by rounding)
+                return (normalized is None and _gist(str(validate(outcome.value, case))) == _gist(theirs_problem)
+                        and (close(outcome.value, other.value) or _same(outcome.value, other.value)))
         if normalized is None:
             return False
         theirs = normalize(other.value)
@@ -1075,9 +1075,12 @@ def in_place_message(names: Sequence[str], args: dict[str, Any]) -> str:
     return f"your function changed its input {shown} in place; leave the inputs as they are ({how})"
 
 
+_NUMBER = r"[-+]?(\d+\.?\d*|\.\d+)(e[-+]?\d+)?"
+
+
 def _gist(message: str) -> str:
     """A message with its numbers blanked out, to tell when two messages say the same thing."""
-    return re.sub(r"[-+]?(\d+\.?\d*|\.\d+)(e[-+]?\d+)?", "#", message)
+    return re.sub(_NUMBER, "#", message)
 
 
 def _shown_as_above(message: str, above: str) -> bool:
@@ -1085,5 +1088,5 @@ def _shown_as_above(message: str, above: str) -> bool:
     with other numbers, where the digits of a name are words (a message about `W1` is not one about `W2`, nor
     one about float32 one about float64)."""
     def words(text: str) -> str:
-        return re.sub(r"(?<![\w.])[-+]?(\d+\.?\d*|\.\d+)(e[-+]?\d+)?", "#", text)
+        return re.sub(r"(?<![\w.])" + _NUMBER, "#", text)
     return words(message) == words(above)

@@ -372,7 +372,7 @@ def _sum_cases():
 
 def _barely_firing(rng, name="a 5 -> 7 -> 5 FFN with unrounded weights, one unit barely firing (h = 2e-6)",
                    d=5, d_ff=7, unit=2):
-    """Unrounded weights, and one unit set to fire with h = 2e-6: an answer that skips small a shows here."""
+    """Unrounded weights, and one unit set to fire with h = 2e-6: an answer that skips small h shows here."""
     x, W1, b1 = rng.normal(size=d), rng.normal(size=(d, d_ff)), rng.normal(size=d_ff)
     b1[unit] = 2e-6 - x @ W1[:, unit]
     return Case(name, {"x": x, "W1": W1, "b1": b1, "W2": rng.normal(size=(d_ff, d)), "b2": rng.normal(size=d)})
